@@ -1,0 +1,328 @@
+// `npm run bench [-- <section>...] [options]`: see bench/README.md.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, release, totalmem } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { probe, resolveHeaders, ScenarioLoad } from './lib/load.js';
+import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/profile.js';
+import { startServer, type RunningServer } from './lib/server-process.js';
+import { BENCH_DATABASE_URL } from './lib/settings.js';
+import type { LoadSettings, Measurement, Pair, Section } from './lib/types.js';
+import { plannedSections, sections } from './sections/index.js';
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const rootDir = join(benchDir, '..');
+const resultsDir = join(benchDir, 'results');
+
+/**
+ * Two connections per core: enough to keep the server busy while a request waits on PostgreSQL, few enough that
+ * the latency measured is the service's and not a queue in front of it (server, database and load generator share
+ * the same cores).
+ */
+const DEFAULT_CONNECTIONS = 2 * availableParallelism();
+
+const USAGE = `usage: npm run bench -- [section ...] [options]
+
+sections (default: all): ${sections.map((section) => section.name).join(', ')}
+planned:                 ${plannedSections.map((section) => section.name).join(', ')}
+
+options:
+  --duration <s>      measured seconds per scenario (default 10)
+  --warmup <s>        discarded warm-up seconds per scenario (default 2)
+  --connections <n>   concurrent connections (default ${DEFAULT_CONNECTIONS}: 2 per core)
+  --rounds <n>        slices the measured time is cut into, alternating baseline and service (default 5)
+  --reload            rebuild the fixtures even if an earlier run left them in place
+  --profile           CPU-profile each server child over the measured window and print where the time goes
+  --list              list the sections and exit
+`;
+
+type Verdict = 'PASS' | 'FAIL' | 'ERROR';
+
+interface PairResult {
+  section: string;
+  issue: number;
+  pair: string;
+  description: string;
+  target: number;
+  subject?: Measurement;
+  baseline?: Measurement;
+  ratio?: number;
+  verdict: Verdict;
+  error?: string;
+  profiles?: Record<string, { file: string; summary: ProfileSummary }>;
+}
+
+const log = (message: string): void => void process.stderr.write(`bench: ${message}\n`);
+
+function positiveNumber(name: string, text: string | undefined, fallback: number, allowZero = false): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new Error(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got "${text}"`);
+  }
+  return value;
+}
+
+function selectSections(names: readonly string[]): Section[] {
+  if (names.length === 0) return [...sections];
+  return names.map((name) => {
+    const wanted = name.toLowerCase();
+    const section = sections.find((candidate) => candidate.name.toLowerCase() === wanted);
+    if (section) return section;
+    const planned = plannedSections.find((candidate) => candidate.name.toLowerCase() === wanted);
+    if (planned)
+      throw new Error(`section "${planned.name}" (issue ${planned.issue}) is planned, not written yet`);
+    throw new Error(`unknown section "${name}"; known: ${sections.map((each) => each.name).join(', ')}`);
+  });
+}
+
+const slug = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+
+/**
+ * Both servers of a pair run side by side (an idle one costs nothing): each answers one checked request, gets its
+ * warm-up, and then the measured time is cut into slices taken in ABBA order, so that whatever else the machine is
+ * doing meanwhile weighs on both scenarios alike. Every server is stopped, whatever happens.
+ */
+async function runPair(
+  section: Section,
+  pair: Pair,
+  settings: LoadSettings,
+  profile: boolean,
+): Promise<PairResult> {
+  const result: PairResult = {
+    section: section.name,
+    issue: section.issue,
+    pair: pair.name,
+    description: pair.description,
+    target: pair.target,
+    verdict: 'ERROR',
+  };
+  log(`${section.name} / ${pair.name}`);
+  const scenarios = [pair.baseline, pair.subject] as const;
+  const profileFiles = scenarios.map((scenario) =>
+    join(
+      resultsDir,
+      'profiles',
+      `${slug(section.name)}-${slug(pair.name)}-${slug(scenario.label)}.cpuprofile`,
+    ),
+  );
+  const servers: RunningServer[] = [];
+  try {
+    for (const scenario of scenarios) {
+      log(`  ${scenario.label}: starting ${scenario.server.script}`);
+      servers.push(await startServer(scenario.server));
+    }
+    const resolved = await Promise.all(
+      scenarios.map((scenario, index) => resolveHeaders(servers[index]!.baseUrl, scenario)),
+    );
+    const answers = await Promise.all(
+      resolved.map((scenario, index) => probe(servers[index]!.baseUrl, scenario)),
+    );
+    pair.sameAnswer?.(answers[1], answers[0]);
+    const loads = resolved.map((scenario, index) => {
+      const server = servers[index]!;
+      return new ScenarioLoad(server.baseUrl, scenario, settings, () => server.cpuMicroseconds());
+    });
+    log(`  warming up: ${settings.warmupSeconds} s each`);
+    for (const load of loads) await load.warmUp(settings.warmupSeconds);
+    if (profile) for (const server of servers) await server.startProfile();
+    const sliceSeconds = settings.durationSeconds / settings.rounds;
+    log(`  measuring: ${settings.rounds} x ${sliceSeconds} s each, alternating`);
+    for (let round = 0; round < settings.rounds; round++) {
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const index of order) await loads[index]!.slice(sliceSeconds);
+    }
+    if (profile)
+      for (const [index, server] of servers.entries()) await server.stopProfile(profileFiles[index]!);
+    result.baseline = loads[0]!.measurement();
+    result.subject = loads[1]!.measurement();
+    for (const measured of [result.baseline, result.subject]) {
+      if (measured.errors > 0 || measured.non2xx > 0) {
+        throw new Error(
+          `${measured.label}: ${measured.errors} connection errors, ${measured.non2xx} non-2xx answers under load`,
+        );
+      }
+    }
+    result.ratio = Number((result.subject.requestsPerSecond / result.baseline.requestsPerSecond).toFixed(3));
+    result.verdict = result.ratio >= pair.target ? 'PASS' : 'FAIL';
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+    log(`  ERROR: ${result.error}`);
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+  if (profile && result.verdict !== 'ERROR') {
+    result.profiles = {};
+    for (const [index, scenario] of scenarios.entries()) {
+      const file = profileFiles[index]!;
+      const summary = await summarizeProfile(file, rootDir);
+      result.profiles[scenario.label] = { file: relative(rootDir, file), summary };
+      const title = `${section.name} / ${pair.name} / ${scenario.label} (${relative(rootDir, file)})`;
+      process.stdout.write(`\n${formatProfile(title, summary)}\n`);
+    }
+  }
+  return result;
+}
+
+function formatTable(results: readonly PairResult[]): string {
+  const number = (value: number | undefined, digits: number) =>
+    value === undefined ? '-' : value.toFixed(digits);
+  const header = [
+    'section',
+    'pair',
+    'service',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'cpu us',
+    'baseline',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'cpu us',
+    'ratio',
+    'target',
+    'result',
+  ];
+  const rows = results.map((result) => [
+    result.section,
+    result.pair,
+    result.subject?.label ?? '-',
+    number(result.subject?.requestsPerSecond, 0),
+    number(result.subject?.latencyMs.p50, 2),
+    number(result.subject?.latencyMs.p99, 2),
+    number(result.subject?.serverCpuMicrosecondsPerRequest, 0),
+    result.baseline?.label ?? '-',
+    number(result.baseline?.requestsPerSecond, 0),
+    number(result.baseline?.latencyMs.p50, 2),
+    number(result.baseline?.latencyMs.p99, 2),
+    number(result.baseline?.serverCpuMicrosecondsPerRequest, 0),
+    number(result.ratio, 2),
+    Number.isNaN(result.target) ? '-' : `>= ${result.target.toFixed(2)}`,
+    result.verdict,
+  ]);
+  const textColumns = new Set([0, 1, 2, 7, 14]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) =>
+        textColumns.has(column) ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd();
+  const rule = widths.map((width) => '-'.repeat(width)).join('  ');
+  const errors = results
+    .filter((result) => result.error !== undefined)
+    .map((result) => `${result.section} / ${result.pair}: ${result.error}`);
+  return [line(header), rule, ...rows.map(line), ...(errors.length > 0 ? ['', ...errors] : [])].join('\n');
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      rounds: { type: 'string' },
+      reload: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      list: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (values.list) {
+    for (const section of sections)
+      process.stdout.write(`${section.name.padEnd(12)} issue ${section.issue}: ${section.summary}\n`);
+    for (const section of plannedSections)
+      process.stdout.write(
+        `${section.name.padEnd(12)} issue ${section.issue} (planned): ${section.summary}\n`,
+      );
+    return 0;
+  }
+  const settings: LoadSettings = {
+    durationSeconds: positiveNumber('duration', values.duration, 10),
+    warmupSeconds: positiveNumber('warmup', values.warmup, 2, true),
+    connections: Math.round(positiveNumber('connections', values.connections, DEFAULT_CONNECTIONS)),
+    rounds: Math.round(positiveNumber('rounds', values.rounds, 5)),
+  };
+  const selected = selectSections(positionals);
+  if (values.profile) await mkdir(join(resultsDir, 'profiles'), { recursive: true });
+
+  const startedAt = new Date();
+  log(
+    `${selected.map((section) => section.name).join(', ')}: ${settings.connections} connections, ` +
+      `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario in ${settings.rounds} rounds`,
+  );
+  const results: PairResult[] = [];
+  for (const section of selected) {
+    let pairs: Pair[];
+    try {
+      pairs = await section.prepare({ databaseUrl: BENCH_DATABASE_URL, reload: values.reload, log });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log(`${section.name}: preparation failed: ${message}`);
+      results.push({
+        section: section.name,
+        issue: section.issue,
+        pair: '(prepare)',
+        description: section.summary,
+        target: Number.NaN,
+        verdict: 'ERROR',
+        error: message,
+      });
+      continue;
+    }
+    for (const pair of pairs) results.push(await runPair(section, pair, settings, values.profile));
+  }
+
+  process.stdout.write(`\n${formatTable(results)}\n`);
+  const report = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    settings: { ...settings, pipelining: 1 },
+    machine: {
+      cpus: availableParallelism(),
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+      node: process.version,
+      platform: `${process.platform} ${release()}`,
+    },
+    results,
+  };
+  await mkdir(resultsDir, { recursive: true });
+  const file = join(resultsDir, 'latest.json');
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  log(`results written to ${relative(rootDir, file)}`);
+  return results.every((result) => result.verdict === 'PASS') ? 0 : 1;
+}
+
+let interrupted = false;
+process.on('SIGINT', () => {
+  if (interrupted) return;
+  interrupted = true;
+  log('interrupted; stopping the servers');
+  // The exit handler of server-process.ts kills any child still running.
+  process.exit(130);
+});
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 2;
+  },
+);

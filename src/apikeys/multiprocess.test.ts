@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/**
+ * API keys across two real server processes (`src/server.ts`) on one PostgreSQL schema: a key revoked on one is
+ * refused on the other within a second, and no key value reaches either server's log. PGlite is one process by
+ * design, so without EAS_TEST_DATABASE_URL this file registers nothing.
+ */
+const url = process.env.EAS_TEST_DATABASE_URL;
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ADMIN_PASSWORD = 'apikey-multiprocess-pw';
+const MASTER_KEY = 'apikey-multiprocess-master-key-0123456789';
+const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
+
+interface ServerProcess {
+  child: ChildProcess;
+  base: string;
+  /** Everything the process wrote, its request log included (level info). */
+  output: () => string;
+}
+
+async function startServer(name: string, databaseUrl: string, schema: string): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      EAS_DB_SCHEMA: schema,
+      EAS_SERVER_NAME: name,
+      EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      EAS_MASTER_KEY: MASTER_KEY,
+      EAS_DEMO: '0',
+      EAS_LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
+    const poll = setInterval(() => {
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        clearInterval(poll);
+        resolve(match[1]!);
+      }
+    }, 50);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      reject(new Error(`${name} exited with ${String(code)}:\n${output}`));
+    });
+  });
+  return { child, base, output: () => output };
+}
+
+async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+if (url) {
+  describe('API keys across two server processes', () => {
+    const schema = `eas_test_apikey_${process.pid}_${randomBytes(3).toString('hex')}`;
+    let first: ServerProcess;
+    let second: ServerProcess;
+    const usedKeys: string[] = [];
+
+    before(async () => {
+      // One after the other: the first creates the schema, migrates it and creates the administrator.
+      first = await startServer('KEYA', url, schema);
+      second = await startServer('KEYB', url, schema);
+    });
+    after(async () => {
+      await Promise.all([first, second].filter(Boolean).map(stopServer));
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`drop schema if exists "${schema}" cascade`);
+      } finally {
+        await client.end();
+      }
+    });
+
+    async function create(base: string): Promise<string> {
+      const response = await fetch(`${base}/oslc/apitoken/create`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: '{"expiration": -1}',
+      });
+      assert.equal(response.status, 200);
+      const { apikey } = (await response.json()) as { apikey: string };
+      usedKeys.push(apikey);
+      return apikey;
+    }
+
+    const whoami = (base: string, apikey: string) => fetch(`${base}/oslc/whoami`, { headers: { apikey } });
+
+    test('a key revoked on one process is refused on the other within 1 second', async () => {
+      const apikey = await create(first.base);
+      // Both processes verify (and cache) the key, by header and by query parameter.
+      assert.equal((await whoami(first.base, apikey)).status, 200);
+      assert.equal((await whoami(second.base, apikey)).status, 200);
+      assert.equal((await fetch(`${second.base}/oslc/whoami?apikey=${apikey}`)).status, 200);
+
+      const revoked = await fetch(`${first.base}/oslc/apitoken/revoke`, { method: 'POST', headers: admin });
+      assert.equal(revoked.status, 200);
+      const start = Date.now();
+      let status = 200;
+      while (Date.now() - start < 1000) {
+        status = (await whoami(second.base, apikey)).status;
+        if (status !== 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(status, 400, 'the other process refuses the revoked key');
+      assert.ok(Date.now() - start < 1000, `refused after ${Date.now() - start} ms`);
+    });
+
+    test('a key regenerated on one process: the old value is refused on the other', async () => {
+      const old = await create(second.base);
+      assert.equal((await whoami(first.base, old)).status, 200);
+      const fresh = await create(second.base);
+      const start = Date.now();
+      let status = 200;
+      while (Date.now() - start < 1000 && status === 200) {
+        status = (await whoami(first.base, old)).status;
+        if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(status, 400);
+      assert.equal((await fetch(`${first.base}/api/whoami?apikey=${fresh}&lean=1`)).status, 200);
+    });
+
+    test('no key value appears in either server log', async () => {
+      assert.ok(usedKeys.length >= 3);
+      const logs = first.output() + second.output();
+      assert.match(logs, /incoming request|request completed/, 'the request log was written');
+      for (const apikey of usedKeys) assert.ok(!logs.includes(apikey), 'a key value is in the server log');
+    });
+  });
+}

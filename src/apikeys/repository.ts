@@ -1,0 +1,116 @@
+import { type ColumnType, type Generated, type Kysely } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/** The API key table (migration 0007-apikeys); `apikey` holds the sealed value, `apikeydigest` its HMAC. */
+export interface ApiKeyTokenTable {
+  apikeytokenid: Generated<number>;
+  userid: string;
+  apikey: string;
+  apikeydigest: string | null;
+  expiration: number;
+  creationdate: Timestamp;
+  clientcert: Generated<boolean>;
+  exposedinurl: Generated<boolean>;
+  exposeddate: Timestamp | null;
+  rowstamp: Generated<number>;
+}
+
+export interface ApiKeyTables {
+  apikeytoken: ApiKeyTokenTable;
+}
+
+export type ApiKeyDb = Kysely<ApiKeyTables>;
+
+/** What verifying a presented key needs of its row. */
+export interface KeyOwner {
+  apikeytokenid: number;
+  userid: string;
+  expiration: number;
+  creationdate: Date;
+  exposedinurl: boolean;
+}
+
+export async function findByDigest(db: ApiKeyDb, digest: string): Promise<KeyOwner | undefined> {
+  return db
+    .selectFrom('apikeytoken')
+    .select(['apikeytokenid', 'userid', 'expiration', 'creationdate', 'exposedinurl'])
+    .where('apikeydigest', '=', digest)
+    .executeTakeFirst();
+}
+
+export async function hasKey(db: ApiKeyDb, userid: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('apikeytoken')
+    .select('apikeytokenid')
+    .where('userid', '=', userid)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface NewKey {
+  userid: string;
+  sealed: string;
+  digest: string;
+  expiration: number;
+  creationdate: Date;
+}
+
+/** Creates the user's key, or replaces the one it has (the old value stops matching in the same statement). */
+export async function upsertKey(db: ApiKeyDb, key: NewKey): Promise<void> {
+  await db
+    .insertInto('apikeytoken')
+    .values({
+      userid: key.userid,
+      apikey: key.sealed,
+      apikeydigest: key.digest,
+      expiration: key.expiration,
+      creationdate: key.creationdate,
+    })
+    .onConflict((conflict) =>
+      conflict.column('userid').doUpdateSet({
+        apikey: key.sealed,
+        apikeydigest: key.digest,
+        expiration: key.expiration,
+        creationdate: key.creationdate,
+        exposedinurl: false,
+        exposeddate: null,
+      }),
+    )
+    .execute();
+}
+
+/** Deletes the user's key; true when there was one. */
+export async function deleteKey(db: ApiKeyDb, userid: string): Promise<boolean> {
+  const result = await db.deleteFrom('apikeytoken').where('userid', '=', userid).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Marks a key as sent in a URL, once: the first time is the one administrators need to know. */
+export async function markExposed(db: ApiKeyDb, digest: string, when: Date): Promise<void> {
+  await db
+    .updateTable('apikeytoken')
+    .set({ exposedinurl: true, exposeddate: when })
+    .where('apikeydigest', '=', digest)
+    .where('exposedinurl', '=', false)
+    .execute();
+}
+
+/** Rows of the plain-text layout (before 0007-apikeys): a value but no digest yet. */
+export async function findPlainKeys(db: ApiKeyDb): Promise<Array<{ apikeytokenid: number; apikey: string }>> {
+  return db
+    .selectFrom('apikeytoken')
+    .select(['apikeytokenid', 'apikey'])
+    .where('apikeydigest', 'is', null)
+    .execute();
+}
+
+/** Seals one plain-text row, unless another process already did. */
+export async function sealPlainKey(db: ApiKeyDb, id: number, sealed: string, digest: string): Promise<void> {
+  await db
+    .updateTable('apikeytoken')
+    .set({ apikey: sealed, apikeydigest: digest })
+    .where('apikeytokenid', '=', id)
+    .where('apikeydigest', 'is', null)
+    .execute();
+}

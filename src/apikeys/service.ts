@@ -1,0 +1,260 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { UserProfile } from '../auth/types.js';
+import { EVERYTHING_CHANGED } from '../db/change-bus.js';
+import type { Storage } from '../db/database.js';
+import { errors } from '../errors.js';
+import type { WriteRuleContext, WriteRules } from '../oslc/service.js';
+import type { StoredValue } from '../oslc/values.js';
+import {
+  deleteKey,
+  findByDigest,
+  findPlainKeys,
+  hasKey,
+  markExposed,
+  sealPlainKey,
+  upsertKey,
+  type ApiKeyDb,
+  type ApiKeyTables,
+} from './repository.js';
+import { KeyVault, loadMasterKey } from './vault.js';
+
+/** Bus channel of key changes made outside the object-structure write path (create, regenerate, revoke). */
+export const APIKEY_CHANNEL = 'apikey';
+export const APIKEY_OBJECT = 'APIKEYTOKEN';
+
+/** Properties that control keys (interface §Properties that control keys), read live on every decision. */
+export const SYSTEM_USERS_PROPERTY = 'mxe.apikeysysusers';
+export const ONLY_FOR_SELF_PROPERTY = 'mxe.apikeyforloggedinuser';
+export const EXTERNAL_KEYS_PROPERTY = 'mxe.allowexternalapikey';
+
+/** Bounds of an externally generated key value (a generated one is 48 hexadecimal digits, 192 random bits). */
+export const EXTERNAL_KEY_MIN_LENGTH = 32;
+export const EXTERNAL_KEY_MAX_LENGTH = 128;
+const EXTERNAL_KEY_ALPHABET = /^[A-Za-z0-9._~-]+$/;
+const EXTERNAL_KEY_MIN_DISTINCT = 12;
+
+const MAX_CACHED_KEYS = 100_000;
+const MS_PER_MINUTE = 60_000;
+
+/** The system properties the key rules read: the property service's synchronous lookups. */
+export interface KeyProperties {
+  get(name: string): string | undefined;
+  getFlag(name: string): boolean | undefined;
+}
+
+export interface ApiKeyServiceOptions {
+  storage: Storage;
+  properties: KeyProperties;
+  /** EAS_MASTER_KEY; undefined: the key file of `dataDir`. */
+  masterKey: string | undefined;
+  dataDir: string;
+}
+
+/** A verified key, as held in memory: enough to answer the next request without the database. */
+interface CachedKey {
+  userid: string;
+  /** Epoch milliseconds; null: never expires. */
+  expiresAt: number | null;
+  exposedInUrl: boolean;
+}
+
+export interface KeyRequest {
+  /** Minutes until the key expires, -1 for never. */
+  expiration: number;
+  /** A key value generated outside the service (allowed unless mxe.allowexternalapikey is 0). */
+  apikey?: string | undefined;
+}
+
+/**
+ * API keys: creation, regeneration, revocation, and the verification of every request that presents one.
+ *
+ * Verification runs on every key-bearing request, so it never decrypts and never scans: the presented value's
+ * HMAC digest finds its row by a unique index, and the result is held in memory by digest. Every change of a key
+ * (regenerate, revoke, an administrator's write or delete through MXAPIAPIKEY) sends a bus notification in its
+ * transaction, and every process drops its cache when it arrives; expiry is checked on every use.
+ */
+export class ApiKeyService {
+  private readonly db: ApiKeyDb;
+  private vault: KeyVault | undefined;
+  private readonly cache = new Map<string, CachedKey>();
+  /** Bumped on every invalidation: a lookup that started before one must not put its result in the cache. */
+  private generation = 0;
+
+  constructor(private readonly options: ApiKeyServiceOptions) {
+    this.db = options.storage.db as unknown as Kysely<ApiKeyTables>;
+  }
+
+  /** Loads the master key, seals keys left in plain text by an older release, and follows key changes. */
+  async start(): Promise<void> {
+    this.vault = new KeyVault(await loadMasterKey(this.options.masterKey, this.options.dataDir));
+    const bus = this.options.storage.bus;
+    await bus.listen(APIKEY_CHANNEL, () => this.invalidate());
+    await bus.listen('object', (objectName) => {
+      if (objectName === APIKEY_OBJECT || objectName === EVERYTHING_CHANGED) this.invalidate();
+    });
+    await this.sealPlainKeys();
+  }
+
+  /** Drops every cached verification (a key changed somewhere; keys change rarely, so no finer bookkeeping). */
+  invalidate(): void {
+    this.generation += 1;
+    this.cache.clear();
+  }
+
+  /** The owner of a presented key; BMXAA9549E for an unknown, revoked or expired one. */
+  async verify(apikey: string, sentInUrl: boolean): Promise<string> {
+    const digest = this.keys().digest(apikey);
+    let entry = this.cache.get(digest);
+    if (!entry) {
+      const generation = this.generation;
+      const row = await findByDigest(this.db, digest);
+      if (!row) throw errors.apiKeyNotValid();
+      entry = {
+        userid: row.userid,
+        expiresAt: row.expiration < 0 ? null : row.creationdate.getTime() + row.expiration * MS_PER_MINUTE,
+        exposedInUrl: row.exposedinurl,
+      };
+      if (generation === this.generation) {
+        if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
+        this.cache.set(digest, entry);
+      }
+    }
+    if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
+      this.cache.delete(digest);
+      throw errors.apiKeyNotValid();
+    }
+    if (sentInUrl && !entry.exposedInUrl) {
+      entry.exposedInUrl = true;
+      await markExposed(this.db, digest, new Date());
+    }
+    return entry.userid;
+  }
+
+  /** `/apitoken/create`: the caller's key, created or regenerated (the old value stops working at once). */
+  async createOwn(user: UserProfile, request: KeyRequest): Promise<string> {
+    checkExpiration(request.expiration);
+    const apikey = this.keyValue(request.apikey);
+    const vault = this.keys();
+    await this.changeKeys((db) =>
+      upsertKey(db, {
+        userid: user.userid,
+        sealed: vault.seal(apikey),
+        digest: vault.digest(apikey),
+        expiration: request.expiration,
+        creationdate: new Date(),
+      }),
+    );
+    return apikey;
+  }
+
+  /** `/apitoken/revoke`: deletes the caller's key; false when there was none. */
+  async revokeOwn(user: UserProfile): Promise<boolean> {
+    return this.changeKeys((db) => deleteKey(db, user.userid));
+  }
+
+  /**
+   * Write rules of APIKEYTOKEN (MXAPIAPIKEY): administrators create keys for users within the key properties,
+   * and the value is generated (or checked) and sealed here; nothing but the expiration changes afterwards.
+   */
+  readonly writeRules: WriteRules = {
+    beforeInsert: (context) => this.beforeInsert(context),
+    beforeUpdate: async ({ values, object }) => {
+      if ('apikey' in values) throw errors.readOnlyAttribute('API Key', 'apikey', object.name.toLowerCase());
+      if ('expiration' in values) checkExpiration(values.expiration);
+    },
+  };
+
+  /** Administrators read key values in clear (the interface requires it); anyone else reads none. */
+  readonly readTransform = (stored: StoredValue, reader: UserProfile | null): StoredValue => {
+    if (typeof stored !== 'string' || !reader?.isAdmin) return null;
+    return this.keys().open(stored) ?? null;
+  };
+
+  private async beforeInsert({ db, values, user }: WriteRuleContext): Promise<void> {
+    checkExpiration(values.expiration);
+    const userid = String(values.userid);
+    if (this.options.properties.getFlag(ONLY_FOR_SELF_PROPERTY) === true && userid !== user.userid) {
+      throw errors.apiKeyOnlyForSelf(userid);
+    }
+    if (systemUsers(this.options.properties.get(SYSTEM_USERS_PROPERTY)).has(userid)) {
+      throw errors.apiKeySystemUser(userid);
+    }
+    // Inside the writer's transaction (on PGlite it holds the only connection).
+    if (await hasKey(db as unknown as ApiKeyDb, userid)) throw errors.apiKeyExists(userid);
+    const sent = typeof values.apikey === 'string' && values.apikey !== '' ? values.apikey : undefined;
+    const apikey = this.keyValue(sent);
+    const vault = this.keys();
+    values.apikey = vault.seal(apikey);
+    values.apikeydigest = vault.digest(apikey);
+    values.creationdate = new Date();
+  }
+
+  /** A generated value, or the one sent when external values are allowed and it is strong enough. */
+  private keyValue(sent: string | undefined): string {
+    if (sent === undefined) return randomBytes(24).toString('hex');
+    if (this.options.properties.getFlag(EXTERNAL_KEYS_PROPERTY) !== true)
+      throw errors.apiKeyExternalRefused();
+    checkStrength(sent);
+    return sent;
+  }
+
+  /** Runs a key change in a transaction with its notification; this process forgets its cache at once. */
+  private async changeKeys<T>(work: (db: ApiKeyDb) => Promise<T>): Promise<T> {
+    const bus = this.options.storage.bus;
+    const result = await this.db.transaction().execute(async (transaction) => {
+      const value = await work(transaction);
+      await bus.notify<ApiKeyTables>(transaction, APIKEY_CHANNEL, EVERYTHING_CHANGED);
+      return value;
+    });
+    bus.deliverLocally(APIKEY_CHANNEL, EVERYTHING_CHANGED);
+    return result;
+  }
+
+  /** Upgrade from the plain-text layout: every row without a digest gets its value sealed and digested. */
+  private async sealPlainKeys(): Promise<void> {
+    const plain = await findPlainKeys(this.db);
+    if (plain.length === 0) return;
+    const vault = this.keys();
+    await this.changeKeys(async (db) => {
+      for (const row of plain) {
+        await sealPlainKey(db, row.apikeytokenid, vault.seal(row.apikey), vault.digest(row.apikey));
+      }
+    });
+  }
+
+  private keys(): KeyVault {
+    if (!this.vault) throw new Error('ApiKeyService used before start()');
+    return this.vault;
+  }
+}
+
+function checkExpiration(value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || (value !== -1 && value <= 0)) {
+    throw errors.apiKeyExpirationNotValid(String(value));
+  }
+}
+
+function checkStrength(apikey: string): void {
+  if (apikey.length < EXTERNAL_KEY_MIN_LENGTH || apikey.length > EXTERNAL_KEY_MAX_LENGTH) {
+    throw errors.apiKeyTooWeak(
+      `it must have ${EXTERNAL_KEY_MIN_LENGTH} to ${EXTERNAL_KEY_MAX_LENGTH} characters`,
+    );
+  }
+  if (!EXTERNAL_KEY_ALPHABET.test(apikey)) {
+    throw errors.apiKeyTooWeak('it may hold only letters, digits and the characters . _ ~ -');
+  }
+  if (new Set(apikey).size < EXTERNAL_KEY_MIN_DISTINCT) {
+    throw errors.apiKeyTooWeak(`it must use at least ${EXTERNAL_KEY_MIN_DISTINCT} different characters`);
+  }
+}
+
+/** `mxe.apikeysysusers`: comma-separated user ids, compared as stored (upper case). */
+function systemUsers(value: string | undefined): ReadonlySet<string> {
+  return new Set(
+    (value ?? '')
+      .split(',')
+      .map((userid) => userid.trim().toUpperCase())
+      .filter((userid) => userid !== ''),
+  );
+}

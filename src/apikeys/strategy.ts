@@ -1,0 +1,39 @@
+import type { FastifyRequest } from 'fastify';
+import { readFlag } from '../http/query-string.js';
+import type { AuthStrategy } from '../auth/types.js';
+import type { ApiKeyService } from './service.js';
+
+/** How a request presents its key: header `apikey` (recommended), else query parameter `apikey`. */
+export interface PresentedKey {
+  value: string;
+  /** Sent in the URL: logged by proxies and kept in browser histories, so the key is marked as exposed. */
+  inUrl: boolean;
+}
+
+export function presentedKey(request: FastifyRequest): PresentedKey | undefined {
+  const header = request.headers.apikey;
+  if (typeof header === 'string' && header !== '') return { value: header, inUrl: false };
+  const parameter = (request.query as Record<string, string | undefined> | undefined)?.apikey;
+  if (typeof parameter === 'string' && parameter !== '') return { value: parameter, inUrl: true };
+  return undefined;
+}
+
+/**
+ * API key (interface §Authentication): a silent login as the key's owner, with the owner's rights. No session is
+ * created unless the request asks for one with `enablesession=1` (maximo-notes §10.5).
+ */
+export function apiKeyStrategy(keys: ApiKeyService): AuthStrategy {
+  return {
+    name: 'apikey',
+    kind: 'token',
+    applies: (request) => presentedKey(request) !== undefined,
+    authenticate: (request) => {
+      const key = presentedKey(request);
+      // applies() was true, so the key is there; the check keeps the types honest.
+      if (!key) return Promise.reject(new Error('no API key on the request'));
+      return keys.verify(key.value, key.inUrl);
+    },
+    wantsSession: (request) =>
+      readFlag((request.query as Record<string, string | undefined>).enablesession) === true,
+  };
+}

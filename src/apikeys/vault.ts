@@ -1,0 +1,95 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** File of the generated master key in the data directory, when EAS_MASTER_KEY is not set. */
+export const MASTER_KEY_FILE = 'apikey-master.key';
+
+const SEALED_PREFIX = 'v1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Binds a sealed value to its use: a value sealed for something else does not open as an API key. */
+const ASSOCIATED_DATA = Buffer.from('eas apikeytoken.apikey');
+
+/**
+ * The keys that protect API keys at rest, both derived from one master key: AES-256-GCM seals the stored values
+ * (administrators read them back), HMAC-SHA256 gives the digest by which a presented key is found. A digest
+ * cannot be reversed and needs the master key to compute, so a copy of the table yields no usable key.
+ */
+export class KeyVault {
+  private readonly sealKey: Buffer;
+  private readonly digestKey: Buffer;
+
+  constructor(master: Buffer) {
+    this.sealKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey seal', 32));
+    this.digestKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey digest', 32));
+  }
+
+  digest(apikey: string): string {
+    return createHmac('sha256', this.digestKey).update(apikey, 'utf8').digest('hex');
+  }
+
+  seal(apikey: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
+    cipher.setAAD(ASSOCIATED_DATA);
+    const body = Buffer.concat([cipher.update(apikey, 'utf8'), cipher.final()]);
+    return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  }
+
+  /** The clear value of a sealed one; undefined when it does not open (another master key, altered data). */
+  open(sealed: string): string | undefined {
+    if (!sealed.startsWith(SEALED_PREFIX)) return undefined;
+    const raw = Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64');
+    if (raw.length < IV_BYTES + TAG_BYTES) return undefined;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, raw.subarray(0, IV_BYTES));
+      decipher.setAAD(ASSOCIATED_DATA);
+      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+        'utf8',
+      );
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+export function isSealed(stored: string): boolean {
+  return stored.startsWith(SEALED_PREFIX);
+}
+
+/**
+ * The master key: EAS_MASTER_KEY when set, else the key file of the data directory, created on first use with
+ * 32 random bytes, readable by the owner only. Processes that share the data directory may start together: the
+ * first link wins, the others read its key.
+ */
+export async function loadMasterKey(configured: string | undefined, dataDir: string): Promise<Buffer> {
+  if (configured !== undefined) return Buffer.from(configured, 'utf8');
+  const path = join(dataDir, MASTER_KEY_FILE);
+  try {
+    return decodeKeyFile(await readFile(path, 'utf8'), path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // Written whole under a temporary name, then linked into place: a process never reads a half-written key.
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(temporary, `${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+  try {
+    // The mode of a new file is filtered by the umask; owner-only is the point.
+    await chmod(temporary, 0o600);
+    await link(temporary, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    await unlink(temporary);
+  }
+  return decodeKeyFile(await readFile(path, 'utf8'), path);
+}
+
+function decodeKeyFile(text: string, path: string): Buffer {
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length < 32) throw new Error(`The API key master key file ${path} does not hold a 32-byte key.`);
+  return key;
+}

@@ -1,0 +1,295 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+// Cookies by the Fastify team's plugin rather than by hand: RFC 6265 parsing of any Cookie header clients send
+// (quoted values, attribute names echoed back), and Set-Cookie serialization with every attribute in order.
+import fastifyCookie from '@fastify/cookie';
+import { apiKeyRoutes } from './apikeys/routes.js';
+import { ApiKeyService } from './apikeys/service.js';
+import { apiKeyStrategy } from './apikeys/strategy.js';
+import { cookiePolicy } from './auth/cookies.js';
+import { registerAccessHook } from './auth/hook.js';
+import { LdapDirectory } from './auth/ldap.js';
+import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
+import { authRoutes, formLoginRoutes, loginPageRoutes, type AuthSettings } from './auth/routes.js';
+import { SessionService } from './auth/sessions.js';
+import { basicStrategy } from './auth/strategies/basic.js';
+import { sessionStrategy } from './auth/strategies/session.js';
+import type { Access } from './auth/types.js';
+import { AuthService } from './auth/service.js';
+import { maxauthStrategy } from './auth/strategies/maxauth.js';
+import type { AppConfig } from './config.js';
+import type { Storage } from './db/database.js';
+import type { DynamicDatabase } from './db/schema.js';
+import { DomainCache } from './domains/domain-cache.js';
+import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
+import { errorMessageRoutes } from './http/error-messages.js';
+import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
+import { parseQueryString, readFlag } from './http/query-string.js';
+import { sendJson } from './http/reply.js';
+import { lookupRoutes } from './lookups/routes.js';
+import { LookupService } from './lookups/service.js';
+import { MetadataRegistry } from './metadata/registry.js';
+import { DEFAULT_IDLE_EXPIRY_SECONDS, oslcRoutes } from './oslc/routes.js';
+import { ResourceService } from './oslc/service.js';
+import { propertyRoutes } from './properties/routes.js';
+import { PropertyService } from './properties/service.js';
+import type { Kysely } from 'kysely';
+import type { SessionDb } from './auth/session-repository.js';
+
+/** A route as registered, with what it requires (the shared access test walks every one). */
+export interface RouteSummary {
+  method: string;
+  url: string;
+  access: Access | undefined;
+}
+
+export interface AppServices {
+  /** Every route of the API, collected as modules register them. */
+  routes: RouteSummary[];
+  metadata: MetadataRegistry;
+  auth: AuthService;
+  domains: DomainCache;
+  resources: ResourceService;
+  properties: PropertyService;
+  sessions: SessionService;
+  logins: LoginService;
+  apiKeys: ApiKeyService;
+}
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  services: AppServices;
+}
+
+/** Request-log values that would leak credentials: the `apikey` query parameter and the credential headers. */
+const SECRET_QUERY = /([?&]apikey=)[^&]*/gi;
+
+/** Longest path parameter the router accepts (see the `id` schema of src/oslc/schemas.ts). */
+const MAX_PATH_PARAMETER = 1024;
+
+/**
+ * Builds the service: its shared services, the error contract, the access hook, and every module of the API,
+ * registered explicitly so this file reads as the list of what the API offers.
+ */
+export async function buildApp(config: AppConfig, storage: Storage): Promise<BuiltApp> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: [
+        'req.headers.maxauth',
+        'req.headers.authorization',
+        'req.headers.apikey',
+        'req.headers.cookie',
+      ],
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+          remoteAddress: request.ip,
+        }),
+      },
+    },
+    bodyLimit: config.bodyLimit,
+    // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
+    // router's default limit of 100 for a path parameter.
+    routerOptions: {
+      caseSensitive: true,
+      ignoreTrailingSlash: true,
+      maxParamLength: MAX_PATH_PARAMETER,
+      querystringParser: parseQueryString,
+    },
+    // Failures the router raises before any route runs (a malformed %-escape) bypass the error handler.
+    frameworkErrors: (error, request, reply) => {
+      const maximo =
+        error.code === 'FST_ERR_ASYNC_CONSTRAINT'
+          ? errors.internal()
+          : errors.badRequest('The request address is not valid.');
+      const links = linksFor(request, config.contextRoot, apiRootOf(request, config.contextRoot), false);
+      void sendJson(
+        reply,
+        maximo.status,
+        errorBody(maximo, { messagesBase: errorMessagesHref(links), lean: true }),
+      );
+    },
+  });
+
+  const db = storage.db as unknown as Kysely<DynamicDatabase>;
+  const metadata = new MetadataRegistry();
+  const domains = new DomainCache(db);
+  const auth = new AuthService(storage.db);
+  await domains.listen(storage.bus);
+  await auth.listen(storage.bus);
+  const resources = new ResourceService(storage, metadata, domains);
+  const properties = new PropertyService(storage, {
+    serverName: config.serverName,
+    metadata,
+    domains,
+    secretKey: config.secretKey,
+    log: app.log,
+  });
+  await properties.start();
+  app.addHook('onClose', () => properties.close());
+  const routes: RouteSummary[] = [];
+  const sessions = new SessionService({
+    db: storage.db as unknown as SessionDb,
+    bus: storage.bus,
+    idleMinutes: config.auth.sessionIdleMinutes,
+    maxMinutes: config.auth.sessionMaxMinutes,
+    onBackgroundError: (error) => app.log.error({ err: error }, 'session bookkeeping failed'),
+  });
+  const logins = new LoginService({
+    db: storage.db,
+    bus: storage.bus,
+    auth,
+    mode: config.auth.mode,
+    directory: config.auth.ldap && new LdapDirectory(config.auth.ldap),
+    maxFailedLogins: config.auth.maxFailedLogins,
+    addressBlock: () => ({
+      enabled: properties.getFlag('mxe.sec.IPblock') ?? DEFAULT_ADDRESS_BLOCK.enabled,
+      failures: properties.getInteger('mxe.sec.IPblock.num') ?? DEFAULT_ADDRESS_BLOCK.failures,
+      seconds: properties.getInteger('mxe.sec.IPblock.sec') ?? DEFAULT_ADDRESS_BLOCK.seconds,
+    }),
+    logError: (error, what) => app.log.error({ err: error }, what),
+  });
+  await sessions.listen();
+  await logins.listen();
+  resources.addWriteObserver(logins.reactivationObserver);
+  app.addHook('onClose', () => logins.flush());
+  const apiKeys = new ApiKeyService({
+    storage,
+    properties,
+    masterKey: config.apiKeys.masterKey,
+    dataDir: config.dataDir,
+  });
+  await apiKeys.start();
+  resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
+  resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
+  const services: AppServices = {
+    routes,
+    metadata,
+    auth,
+    domains,
+    resources,
+    properties,
+    sessions,
+    logins,
+    apiKeys,
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method !== 'HEAD') routes.push({ method, url: route.url, access: route.config?.access });
+    }
+  });
+
+  registerErrorContract(app, config);
+  await app.register(fastifyCookie, { hook: false });
+  const cookies = cookiePolicy(config);
+  const credentialStrategies =
+    config.auth.mode === 'appserver'
+      ? [basicStrategy(logins), maxauthStrategy(logins)]
+      : [maxauthStrategy(logins), basicStrategy(logins)];
+  const keyStrategy = apiKeyStrategy(apiKeys);
+  registerAccessHook(app, {
+    auth,
+    strategies: [keyStrategy, ...credentialStrategies, sessionStrategy(sessions)],
+    keyOnly: config.apiKeys.apiRouteKeyOnly
+      ? { prefix: `${config.contextRoot}/api`, strategy: keyStrategy }
+      : undefined,
+    metadata,
+    sessions,
+    cookies,
+    tokenCookie: config.auth.mode === 'appserver',
+  });
+
+  const api = {
+    contextRoot: config.contextRoot,
+    resources,
+    maxPageSize: (osName: string) => properties.maxPageSize(osName),
+    idleExpiry: () => properties.getInteger('mxe.oslc.idleexiry') ?? DEFAULT_IDLE_EXPIRY_SECONDS,
+  };
+  await app.register(oslcRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...api });
+  await app.register(oslcRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...api });
+  const lookups = new LookupService(db, metadata, domains, resources);
+  await app.register(lookupRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...api, lookups });
+  await app.register(lookupRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...api, lookups });
+  await app.register(errorMessageRoutes, { prefix: `${config.contextRoot}/oslc` });
+  await app.register(errorMessageRoutes, { prefix: `${config.contextRoot}/api` });
+  await app.register(propertyRoutes, { prefix: `${config.contextRoot}/oslc`, properties });
+  await app.register(propertyRoutes, { prefix: `${config.contextRoot}/api`, properties });
+  await app.register(apiKeyRoutes, { prefix: `${config.contextRoot}/oslc`, apiKeys });
+  await app.register(apiKeyRoutes, { prefix: `${config.contextRoot}/api`, apiKeys });
+  const authSettings: AuthSettings = {
+    mode: config.auth.mode,
+    idleMinutes: config.auth.sessionIdleMinutes,
+    maxMinutes: config.auth.sessionMaxMinutes,
+    serverName: config.serverName,
+    contextRoot: config.contextRoot,
+  };
+  const login = { settings: authSettings, sessions, logins, cookies };
+  await app.register(authRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...login });
+  await app.register(authRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...login });
+  await app.register(formLoginRoutes, { prefix: config.contextRoot, ...login });
+  await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...login });
+  await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+
+  return { app, services };
+}
+
+function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {
+  return request.url.startsWith(`${contextRoot}/api`) ? 'api' : 'oslc';
+}
+
+/** Maps every failure to the error object (maximo-notes §3); nothing internal reaches the client. */
+export function toMaximoError(error: unknown): MaximoError {
+  if (isMaximoError(error)) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
+  if (fastifyError.validation)
+    return errors.badRequest(`The request is not valid: ${fastifyError.message ?? ''}`);
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.malformedJson();
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.bodyTooLarge(0);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.unsupportedMediaType('of this request');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) return errors.malformedJson();
+  if (
+    typeof fastifyError.statusCode === 'number' &&
+    fastifyError.statusCode >= 400 &&
+    fastifyError.statusCode < 500
+  ) {
+    return errors.badRequest('The request could not be read.');
+  }
+  return errors.internal();
+}
+
+function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
+  app.setErrorHandler((error, request, reply) => {
+    let maximo = toMaximoError(error);
+    if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(config.bodyLimit);
+    if (maximo.status >= 500) request.log.error({ err: error }, 'request failed');
+    const query = (request.query ?? {}) as Record<string, string | undefined>;
+    const links = linksFor(
+      request,
+      config.contextRoot,
+      apiRootOf(request, config.contextRoot),
+      readFlag(query.relativeuri) === true,
+    );
+    // Errors are lean unless the client explicitly asked for the namespaced form (clients read Error.reasonCode).
+    const lean = readFlag(query.lean) !== false;
+    return sendJson(
+      reply,
+      maximo.status,
+      errorBody(maximo, { messagesBase: errorMessagesHref(links), lean }),
+    );
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const links = linksFor(request, config.contextRoot, apiRootOf(request, config.contextRoot), false);
+    const error = errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
+    return sendJson(reply, 404, errorBody(error, { messagesBase: errorMessagesHref(links), lean: true }));
+  });
+}

@@ -1,0 +1,159 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../errors.js';
+import { readFlag } from '../http/query-string.js';
+import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
+import { sessionOfRequest, setSessionCookies, startSession, type CookiePolicy } from './cookies.js';
+import type { AuthService } from './service.js';
+import { sameToken, type SessionEntry, type SessionService } from './sessions.js';
+import type { Access, AuthStrategy, Right, UserProfile } from './types.js';
+
+/**
+ * What a request that logs in with credentials does with sessions: `reuse` the session its cookie names when it is
+ * the same user's, else open one (the default: clients that send `maxauth` on every call keep one session); always
+ * open a `new` one, ending the one the cookie named (login routes: the id rotates on login); or `none` (logout).
+ */
+export type SessionPolicy = 'reuse' | 'new' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What the route requires; a route without it is refused to everyone (deny by default). */
+    access?: Access;
+    session?: SessionPolicy;
+  }
+  interface FastifyRequest {
+    user: UserProfile | null;
+    /** The object structure named in the path, once the access hook resolved it. */
+    objectStructure: ObjectStructure | null;
+    /** The session the request runs in: the one its cookie names, or the one its login opened. */
+    session: SessionEntry | null;
+  }
+}
+
+export interface AccessHookOptions {
+  auth: AuthService;
+  /** Tried in order; the first whose credentials the request carries decides. */
+  strategies: readonly AuthStrategy[];
+  metadata: MetadataRegistry;
+  sessions: SessionService;
+  cookies: CookiePolicy;
+  /** Whether logins also get the token cookie (application-server security). */
+  tokenCookie: boolean;
+  /**
+   * A route prefix (`/maximo/api`) on which only this strategy is accepted and every request must carry its
+   * credentials, public routes and unknown URLs included (interface §Alternate route: the API-key route).
+   */
+  keyOnly?: { prefix: string; strategy: AuthStrategy } | undefined;
+}
+
+const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The one place where access is decided, before the body is read: authenticate with the first strategy whose
+ * credentials the request carries (a login answers with a session cookie), check the CSRF token of browser-session
+ * writes, then check what the route declared.
+ */
+export function registerAccessHook(app: FastifyInstance, options: AccessHookOptions): void {
+  app.decorateRequest('user', null);
+  app.decorateRequest('objectStructure', null);
+  app.decorateRequest('session', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const access = request.routeOptions.config.access;
+    const only = keyOnlyStrategy(request, options);
+    if (only) {
+      // Before any other work: a request without a key gets no further on the key-only route.
+      if (!only.applies(request)) throw errors.notLoggedIn();
+      request.user = await authenticate(request, reply, options, only);
+      if (access?.kind === 'public' || request.is404) return;
+    } else {
+      if (access?.kind === 'public') return;
+      // Unmatched URLs go to the not-found handler, which answers 404 whoever asks.
+      if (request.is404) return;
+      request.user = await authenticate(request, reply, options);
+    }
+    if (!access) throw errors.actionNotAllowed(request.method, request.routeOptions.url ?? request.url);
+    if (access.kind === 'admin' && !request.user.isAdmin) {
+      throw errors.actionNotAllowed(request.method, 'the service');
+    }
+    if (access.kind === 'objectStructure') {
+      const name = (request.params as Record<string, string | undefined>).os ?? '';
+      const structure = options.metadata.findObjectStructure(name);
+      if (!structure) throw errors.unknownObjectStructure(name.toUpperCase());
+      const right = typeof access.right === 'function' ? access.right(request) : access.right;
+      if (!hasRight(request.user, structure.name, right)) throw errors.notAuthorized(structure.name);
+      request.objectStructure = structure;
+    }
+  });
+}
+
+function keyOnlyStrategy(request: FastifyRequest, options: AccessHookOptions): AuthStrategy | undefined {
+  const keyOnly = options.keyOnly;
+  if (!keyOnly || !request.url.startsWith(keyOnly.prefix)) return undefined;
+  const next = request.url.charAt(keyOnly.prefix.length);
+  return next === '' || next === '/' || next === '?' ? keyOnly.strategy : undefined;
+}
+
+async function authenticate(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+  only?: AuthStrategy,
+): Promise<UserProfile> {
+  const strategy = only ?? options.strategies.find((candidate) => candidate.applies(request));
+  if (!strategy) throw errors.notLoggedIn();
+  const userid = await strategy.authenticate(request);
+  const profile = await options.auth.profile(userid);
+  if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
+  if (strategy.kind === 'session') {
+    checkCsrf(request, request.session);
+  } else if (strategy.kind === 'login' || strategy.wantsSession?.(request) === true) {
+    await joinSession(request, reply, options, userid, strategy.name);
+  }
+  return profile;
+}
+
+/**
+ * Cross-site request forgery: a browser sends its cookies with requests other sites make it send (SameSite=Lax stops
+ * most, not all: same-site subdomains, old browsers). Browser sessions' writes must echo the session's token, which
+ * another site cannot read. Requests with credentials or keys in headers need none: a browser never adds those.
+ */
+function checkCsrf(request: FastifyRequest, session: SessionEntry | null): void {
+  if (!session?.csrfRequired || !WRITE_METHODS.has(request.method)) return;
+  const sent = request.headers.csrftoken;
+  if (typeof sent !== 'string' || !sameToken(sent, session.csrfToken)) throw errors.csrfTokenInvalid();
+}
+
+/** The session of a request that logged in with credentials, per the route's session policy. */
+async function joinSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+  userid: string,
+  scheme: string,
+): Promise<void> {
+  const policy = request.routeOptions.config.session ?? 'reuse';
+  const current = await sessionOfRequest(request, options.sessions);
+  if (policy === 'none' || (policy === 'reuse' && current?.userid === userid)) {
+    request.session = current ?? null;
+    return;
+  }
+  const csrfRequired = readFlag((request.query as Record<string, string | undefined>).csrf) === true;
+  // The same user from the same address by the same scheme continues its session: a client without a cookie jar.
+  const reuseKey = policy === 'reuse' && !csrfRequired ? `${userid} ${scheme} ${request.ip}` : undefined;
+  const recent = reuseKey === undefined || current ? undefined : await options.sessions.recent(reuseKey);
+  if (recent) {
+    request.session = recent.entry;
+    setSessionCookies(reply, recent, options.cookies);
+    return;
+  }
+  request.session = await startSession(request, reply, options.sessions, options.cookies, {
+    userid,
+    scheme,
+    csrfRequired,
+    withToken: options.tokenCookie,
+    ...(reuseKey !== undefined && { reuseKey }),
+  });
+}
+
+export function hasRight(user: UserProfile, objectStructure: string, right: Right): boolean {
+  return user.isAdmin || user.rights.get(objectStructure)?.[right] === true;
+}

@@ -1,0 +1,324 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { AuthMode } from '../config.js';
+import type { ChangeBus } from '../db/change-bus.js';
+import type { Database } from '../db/schema.js';
+import { errors, isMaximoError } from '../errors.js';
+import type { WriteObserver } from '../oslc/service.js';
+import { Echoes } from './echoes.js';
+import type { LdapDirectory } from './ldap.js';
+import { findCredentials } from './repository.js';
+import type { AuthService } from './service.js';
+import {
+  activeAddressBlocks,
+  blockAddress,
+  countAddressFailure,
+  countUserFailure,
+  insertLoginTrackingRows,
+  resetUserFailures,
+  type LoginResult,
+  type LoginTrackingTable,
+  type SessionDb,
+  type SessionTables,
+} from './session-repository.js';
+
+/** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
+export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
+
+export interface LoginAttempt {
+  login: string;
+  password: string;
+  scheme: LoginScheme;
+  /** Client address (the socket's: proxies' headers are not trusted). */
+  address: string;
+}
+
+/** `mxe.sec.IPblock`, `mxe.sec.IPblock.num`, `mxe.sec.IPblock.sec`: read at every attempt, so changes apply at once. */
+export interface AddressBlockPolicy {
+  enabled: boolean;
+  /** Failed logins within the window that block the address. */
+  failures: number;
+  /** Length of the window, and of the block. */
+  seconds: number;
+}
+
+/** The deployed systems' defaults (maximo-notes §4 names the properties). */
+export const DEFAULT_ADDRESS_BLOCK: AddressBlockPolicy = { enabled: true, failures: 50, seconds: 30 };
+
+export interface LoginServiceOptions {
+  db: Kysely<Database>;
+  bus: ChangeBus;
+  auth: AuthService;
+  mode: AuthMode;
+  /** The directory of the `appserver` mode. */
+  directory: LdapDirectory | undefined;
+  /** Failed logins after which a user is blocked (0 = never). */
+  maxFailedLogins: number;
+  addressBlock: () => AddressBlockPolicy;
+  /**
+   * Logs what fails besides the caller's credentials: the verifier itself (directory or database down: the attempt
+   * is refused without counting), or a batch of audit rows.
+   */
+  logError: (error: unknown, what: string) => void;
+  now?: () => number;
+}
+
+const BLOCK_CHANNEL = 'loginblock';
+const MAX_LOGIN_LENGTH = 100;
+/** Successful logins are written in batches at most this long after they happened (see `flush`). */
+const FLUSH_DELAY_MS = 200;
+const MAX_PENDING = 500;
+
+/** `base64(user:password)`, as in `maxauth` and BASIC; a value without a colon is a login name with no password. */
+export function decodeCredentials(encoded: string): { login: string; password: string } {
+  const decoded = Buffer.from(encoded.trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0
+    ? { login: decoded, password: '' }
+    : { login: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * Every login with a password, whatever the scheme: the security mode decides who verifies it (the database or the
+ * directory), failures are counted per user and per client address (brute force), and every attempt is written to
+ * the login audit. Every refusal is the same BMXAA7901E, after the same work, whatever the reason.
+ */
+export class LoginService {
+  /** Blocked client addresses and when their block ends, as every process learns them through the change bus. */
+  private readonly blocked = new Map<string, number>();
+  private readonly db: SessionDb;
+  private readonly now: () => number;
+  private readonly echoes = new Echoes();
+  private pending: Array<Insertable<LoginTrackingTable>> = [];
+  /** The pending success row of each client, which its next successes count into. */
+  private pendingByClient = new Map<string, Insertable<LoginTrackingTable>>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: LoginServiceOptions) {
+    this.db = options.db as unknown as SessionDb;
+    this.now = options.now ?? Date.now;
+  }
+
+  async listen(): Promise<void> {
+    await this.options.bus.listen(BLOCK_CHANNEL, (payload) => {
+      const space = payload.indexOf(' ');
+      const until = Number(payload.slice(0, space));
+      if (space > 0 && Number.isFinite(until)) this.noteBlock(payload.slice(space + 1), until);
+      this.echoes.hear(payload);
+    });
+    for (const block of await activeAddressBlocks(this.db, new Date(this.now()))) {
+      this.noteBlock(block.clientaddr, block.blockeduntil.getTime());
+    }
+  }
+
+  /** The user id the credentials log in as; BMXAA7901E (or the scheme's refusal) otherwise. */
+  async login(attempt: LoginAttempt): Promise<string> {
+    if (!this.offers(attempt.scheme)) {
+      await this.track(attempt, null, 'REFUSED');
+      throw errors.loginSchemeNotAvailable(attempt.scheme);
+    }
+    const policy = this.options.addressBlock();
+    if (policy.enabled && this.isBlocked(attempt.address)) {
+      await this.track(attempt, null, 'BLOCKED');
+      throw errors.notLoggedIn();
+    }
+    let userid: string | undefined;
+    try {
+      userid = await this.verify(attempt.login, attempt.password);
+    } catch (error) {
+      if (!isMaximoError(error)) {
+        this.options.logError(error, 'password verification failed');
+        await this.track(attempt, null, 'FAILED');
+        throw errors.notLoggedIn();
+      }
+    }
+    if (userid === undefined) {
+      await this.recordFailure(attempt, policy);
+      throw errors.notLoggedIn();
+    }
+    this.recordSuccess(attempt, userid);
+    return userid;
+  }
+
+  /**
+   * Writes the successful logins not written yet: their audit rows, and the reset of their users' failure counts.
+   * Successes are batched off the request path, since clients that send credentials on every call log in on every
+   * call; a failure flushes them first, so that counting stays in order.
+   */
+  flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const rows = this.pending;
+    this.pending = [];
+    this.pendingByClient = new Map();
+    const previous = this.flushing;
+    this.flushing = (async () => {
+      await previous;
+      if (rows.length === 0) return;
+      const succeeded = rows.filter((row) => row.attemptresult === 'SUCCESS' && row.userid);
+      const userids = [...new Set(succeeded.map((row) => row.userid!))];
+      try {
+        await this.db.transaction().execute(async (transaction) => {
+          await insertLoginTrackingRows(transaction, rows);
+          await resetUserFailures(transaction, userids);
+        });
+      } catch (error) {
+        this.options.logError(error, 'writing the login audit failed');
+      }
+    })();
+    return this.flushing;
+  }
+
+  /** Counts the success into its client's pending row, or queues a new row for it. */
+  private recordSuccess(attempt: LoginAttempt, userid: string): void {
+    const client = `${userid} ${attempt.scheme} ${attempt.address} ${attempt.login}`;
+    const counting = this.pendingByClient.get(client);
+    if (counting) {
+      counting.attempts = Number(counting.attempts ?? 1) + 1;
+      return;
+    }
+    const row = this.trackingRow(attempt, userid, 'SUCCESS');
+    this.pendingByClient.set(client, row);
+    this.queue(row);
+  }
+
+  private queue(row: Insertable<LoginTrackingTable>): void {
+    if (row.attemptresult !== 'SUCCESS') {
+      // Later successes of this user get a row of their own, after this one.
+      for (const [client, pending] of this.pendingByClient) {
+        if (pending.userid === row.userid) this.pendingByClient.delete(client);
+      }
+    }
+    this.pending.push(row);
+    if (this.pending.length >= MAX_PENDING) void this.flush();
+    else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
+  }
+
+  /** Audits a logout, in order with the logins (batched like them). */
+  recordLogout(userid: string, scheme: string, address: string): void {
+    this.queue({
+      loginid: userid,
+      userid,
+      clientaddr: address.slice(0, 64),
+      scheme: scheme.slice(0, 16),
+      attemptresult: 'LOGOUT',
+      attemptdate: new Date(this.now()),
+    });
+  }
+
+  /** Whether a client address is blocked now (every process: blocks travel on the change bus). */
+  isBlocked(address: string): boolean {
+    const until = this.blocked.get(address);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.blocked.delete(address);
+    return false;
+  }
+
+  /**
+   * Reactivating a user (status back to ACTIVE, by an administrator through the write path) clears its failed-login
+   * count, in the same transaction, so that the next failure does not block it again at once.
+   */
+  readonly reactivationObserver: WriteObserver = async (transaction, write) => {
+    if (write.object.name !== 'MAXUSER' || write.operation !== 'update') return;
+    if (write.after?.status !== 'ACTIVE' || write.before?.status === 'ACTIVE') return;
+    const userid = write.after.userid;
+    if (typeof userid === 'string') await resetUserFailures(transaction as unknown as SessionDb, [userid]);
+  };
+
+  /** Native, BASIC and FORM logins by mode: a managed deployment takes none, an LDAP one no native `maxauth`. */
+  private offers(scheme: LoginScheme): boolean {
+    if (this.options.mode === 'managed') return false;
+    return !(this.options.mode === 'appserver' && scheme === 'MAXAUTH');
+  }
+
+  /** The user id, or undefined when the credentials are refused; throws when the directory cannot be asked. */
+  private async verify(login: string, password: string): Promise<string | undefined> {
+    if (this.options.mode === 'native') {
+      try {
+        return await this.options.auth.verifyPassword(login, password);
+      } catch (error) {
+        if (isMaximoError(error)) return undefined;
+        throw error;
+      }
+    }
+    const uid = await this.options.directory!.authenticate(login, password);
+    if (uid === undefined) return undefined;
+    const user = await findCredentials(this.options.db, uid);
+    return user && user.status === 'ACTIVE' ? user.userid : undefined;
+  }
+
+  private async recordFailure(attempt: LoginAttempt, policy: AddressBlockPolicy): Promise<void> {
+    await this.flush();
+    const now = this.now();
+    const max = this.options.maxFailedLogins;
+    let userBlocked = false;
+    let addressBlockedUntil: number | undefined;
+    let echo: { heard: Promise<void>; cancel: () => void } | undefined;
+    try {
+      await this.db.transaction().execute(async (transaction) => {
+        const user = await countUserFailure(transaction, attempt.login.slice(0, MAX_LOGIN_LENGTH), max);
+        userBlocked = user !== undefined && user.status === 'BLOCKED' && user.failedlogins === max;
+        // The user's cached profile and verified passwords must go on every process (the write path's channel).
+        if (userBlocked) await this.options.bus.notify<SessionTables>(transaction, 'object', 'MAXUSER');
+        if (policy.enabled) {
+          const windowStart = new Date(now - policy.seconds * 1000);
+          const counted = await countAddressFailure(transaction, attempt.address, new Date(now), windowStart);
+          const alreadyBlocked = counted.blockeduntil !== null && counted.blockeduntil.getTime() > now;
+          if (counted.failures >= policy.failures && !alreadyBlocked) {
+            addressBlockedUntil = now + policy.seconds * 1000;
+            await blockAddress(transaction, attempt.address, new Date(addressBlockedUntil));
+            const payload = `${addressBlockedUntil} ${attempt.address}`;
+            echo = this.echoes.expect(payload);
+            await this.options.bus.notify<SessionTables>(transaction, BLOCK_CHANNEL, payload);
+          }
+        }
+        await this.trackIn(transaction, attempt, user?.userid ?? null, 'FAILED');
+      });
+    } catch (error) {
+      echo?.cancel();
+      throw error;
+    }
+    if (userBlocked) this.options.bus.deliverLocally('object', 'MAXUSER');
+    if (addressBlockedUntil !== undefined) {
+      this.noteBlock(attempt.address, addressBlockedUntil);
+      // The next attempt from that address is refused by every process, whichever it reaches (see Echoes).
+      await echo?.heard;
+    }
+  }
+
+  private noteBlock(address: string, until: number): void {
+    if (until > (this.blocked.get(address) ?? 0)) this.blocked.set(address, until);
+  }
+
+  /** A refusal's audit row, written now, after the queued ones (so that the table keeps the order of events). */
+  private async track(attempt: LoginAttempt, userid: string | null, result: LoginResult): Promise<void> {
+    await this.flush();
+    await this.trackIn(this.db, attempt, userid, result);
+  }
+
+  private async trackIn(
+    db: SessionDb,
+    attempt: LoginAttempt,
+    userid: string | null,
+    result: LoginResult,
+  ): Promise<void> {
+    await insertLoginTrackingRows(db, [this.trackingRow(attempt, userid, result)]);
+  }
+
+  /** One audit row; the password is never part of it. */
+  private trackingRow(
+    attempt: LoginAttempt,
+    userid: string | null,
+    result: LoginResult,
+  ): Insertable<LoginTrackingTable> {
+    return {
+      loginid: attempt.login.toUpperCase().slice(0, MAX_LOGIN_LENGTH),
+      userid,
+      clientaddr: attempt.address.slice(0, 64),
+      scheme: attempt.scheme,
+      attemptresult: result,
+      attemptdate: new Date(this.now()),
+    };
+  }
+}

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/**
+ * Sessions and login blocks across two real server processes (`src/server.ts`) on one PostgreSQL schema. PGlite is
+ * one process by design (src/auth/login.test.ts runs two app instances on one database instead), so without
+ * EAS_TEST_DATABASE_URL this file registers nothing.
+ */
+const url = process.env.EAS_TEST_DATABASE_URL;
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ADMIN_PASSWORD = 'multiprocess-admin-pw';
+const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
+
+interface ServerProcess {
+  child: ChildProcess;
+  base: string;
+}
+
+async function startServer(name: string, databaseUrl: string, schema: string): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      EAS_DB_SCHEMA: schema,
+      EAS_SERVER_NAME: name,
+      EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      EAS_DEMO: '0',
+      EAS_LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${String(code)}:\n${output}`));
+    });
+  });
+  return { child, base };
+}
+
+async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+/** `name=value` of the first `Set-Cookie` naming the cookie. */
+function cookieOf(response: Response, name: string): string {
+  const line = response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`));
+  assert.ok(line, `${name} is set`);
+  return line.split(';')[0]!;
+}
+
+async function reasonCode(response: Response): Promise<unknown> {
+  return ((await response.json()) as { Error?: { reasonCode?: unknown } }).Error?.reasonCode;
+}
+
+if (url) {
+  describe('sessions across two server processes on one PostgreSQL', () => {
+    const schema = `eas_test_auth_${process.pid}_${randomBytes(3).toString('hex')}`;
+    let first: ServerProcess;
+    let second: ServerProcess;
+
+    before(async () => {
+      // One after the other: the first creates the schema, migrates it and creates the administrator.
+      first = await startServer('AUTHA', url, schema);
+      second = await startServer('AUTHB', url, schema);
+    });
+
+    after(async () => {
+      await Promise.all([first, second].filter(Boolean).map(stopServer));
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    });
+
+    test('a session made on one process works on the other; logout on one is refused on the other at once', async () => {
+      const login = await fetch(`${first.base}/oslc/login`, { method: 'POST', headers: admin });
+      assert.equal(login.status, 200);
+      const cookie = cookieOf(login, 'JSESSIONID');
+      const whoami = await fetch(`${second.base}/oslc/whoami`, { headers: { cookie } });
+      assert.equal(whoami.status, 200);
+      assert.equal(((await whoami.json()) as { userid: string }).userid, 'MAXADMIN');
+
+      const logout = await fetch(`${first.base}/oslc/logout`, { method: 'POST', headers: { cookie } });
+      assert.equal(logout.status, 200);
+      await logout.arrayBuffer();
+      const refused = await fetch(`${second.base}/oslc/whoami`, { headers: { cookie } });
+      assert.equal(refused.status, 401, 'the other process dropped the session when the logout committed');
+      assert.equal(await reasonCode(refused), 'BMXAA0021E');
+    });
+
+    test('the token cookie of a FORM login on one process restores the session on the other', async () => {
+      const form = await fetch(`${second.base}/j_security_check`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `j_username=maxadmin&j_password=${encodeURIComponent(ADMIN_PASSWORD)}`,
+        redirect: 'manual',
+      });
+      assert.equal(form.status, 302);
+      assert.ok(form.headers.getSetCookie()[0]!.startsWith('JSESSIONID='), 'the session cookie first');
+      const token = cookieOf(form, 'LtpaToken2');
+      const whoami = await fetch(`${first.base}/oslc/whoami`, { headers: { cookie: token } });
+      assert.equal(whoami.status, 200);
+      await whoami.arrayBuffer();
+    });
+
+    test('an address blocked on one process is refused on the other, until the window ends', async () => {
+      const session = cookieOf(await fetch(`${first.base}/oslc`, { headers: admin }), 'JSESSIONID');
+      const setProperty = async (propName: string, propValue: string) => {
+        const response = await fetch(`${first.base}/oslc/service/system?action=wsmethod:setProperty`, {
+          method: 'POST',
+          headers: { cookie: session, 'content-type': 'application/json' },
+          body: JSON.stringify({ propName, propValue }),
+        });
+        assert.equal(response.status, 200, await response.text());
+      };
+      const windowSeconds = 3;
+      await setProperty('mxe.sec.IPblock.sec', String(windowSeconds));
+      await setProperty('mxe.sec.IPblock.num', '3');
+      // Live properties reach the other process through the change bus too; give it a moment.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const wrong = { maxauth: Buffer.from('MAXADMIN:wrong-password').toString('base64') };
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const response = await fetch(`${first.base}/oslc/login`, { method: 'POST', headers: wrong });
+        assert.equal(response.status, 401);
+        await response.arrayBuffer();
+      }
+      // The block runs for the window from the failure that caused it, at the latest this one.
+      const blockedAt = Date.now();
+      const elsewhere = await fetch(`${second.base}/oslc/login`, { method: 'POST', headers: admin });
+      assert.equal(
+        elsewhere.status,
+        401,
+        'the right password, from the blocked address, on the other process',
+      );
+      assert.equal(await reasonCode(elsewhere), 'BMXAA7901E');
+
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, blockedAt + windowSeconds * 1000 + 300 - Date.now())),
+      );
+      const lifted = await fetch(`${second.base}/oslc/login`, { method: 'POST', headers: admin });
+      assert.equal(lifted.status, 200, 'lifted after the window');
+      await lifted.arrayBuffer();
+      await setProperty('mxe.sec.IPblock.num', '50');
+      await setProperty('mxe.sec.IPblock.sec', '30');
+    });
+  });
+}

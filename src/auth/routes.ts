@@ -1,0 +1,211 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthMode } from '../config.js';
+import { isMaximoError } from '../errors.js';
+import { linksFor, type ApiRoot } from '../http/links.js';
+import { readFlag } from '../http/query-string.js';
+import { sendJson } from '../http/reply.js';
+import { clearSessionCookies, sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
+import type { LoginService } from './login.js';
+import type { SessionService } from './sessions.js';
+import type { UserProfile } from './types.js';
+
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/**
+ * `maxupg` of the login answer and the API home, which clients read as the server's release: the release level of
+ * the deployed systems whose interface this service offers (7613: the migration operations), then this service.
+ */
+export const MAXUPG = `V7613-EAS-${packageVersion}`;
+
+/** Where the login form sends browsers, relative to the context root (clients spot failure by `loginerror.jsp`). */
+export const LANDING_PAGE = '/webclient/login/landing.jsp';
+export const LOGIN_ERROR_PAGE = '/webclient/login/loginerror.jsp';
+
+export interface AuthSettings {
+  mode: AuthMode;
+  idleMinutes: number;
+  maxMinutes: number;
+  serverName: string;
+  contextRoot: string;
+}
+
+export interface AuthRoutesOptions {
+  root: ApiRoot;
+  settings: AuthSettings;
+  sessions: SessionService;
+  logins: LoginService;
+  cookies: CookiePolicy;
+}
+
+/** The login answer (maximo-notes §5): timeouts in seconds. */
+export function loginInfo(settings: AuthSettings): Record<string, unknown> {
+  return {
+    appserversecurity: settings.mode !== 'native',
+    inactivetimeout: Math.round(settings.idleMinutes * 60),
+    maxupg: MAXUPG,
+    sessiontimeout: Math.round(settings.maxMinutes * 60),
+  };
+}
+
+/** The profile fields clients read (maximo-notes §5); absent values are left out. */
+export function whoamiJson(user: UserProfile): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    userid: user.userid,
+    loginUserName: user.userid,
+    personid: user.personid,
+  };
+  if (user.displayname !== null) {
+    body.displayname = user.displayname;
+    body.displayName = user.displayname;
+  }
+  if (user.defaultSite !== null) {
+    body.defaultSite = user.defaultSite;
+    body.insertSite = user.defaultSite;
+  }
+  if (user.defaultOrg !== null) {
+    body.defaultOrg = user.defaultOrg;
+    body.insertOrg = user.defaultOrg;
+  }
+  body.groups = user.groups;
+  return body;
+}
+
+/** Login, logout, whoami and the API home, on one API root (/oslc or /api). */
+export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
+  const { settings, sessions, logins, cookies } = options;
+
+  // Authenticated by the access hook like any call; a login with credentials opens a new session (`session: new`).
+  app.post(
+    '/login',
+    { config: { access: { kind: 'user' }, session: 'new' } },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const query = request.query as Record<string, string | undefined>;
+      if (readFlag(query.csrf) === true && request.session)
+        reply.header('csrftoken', request.session.csrfToken);
+      return sendJson(reply, 200, loginInfo(settings));
+    },
+  );
+
+  const logout = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = request.session;
+    if (session) {
+      await sessions.end(session);
+      logins.recordLogout(session.userid, 'SESSION', request.ip);
+    }
+    clearSessionCookies(reply, cookies);
+    return sendJson(reply, 200, { appserversecurity: settings.mode !== 'native' });
+  };
+  app.post('/logout', { config: { access: { kind: 'user' }, session: 'none' } }, logout);
+  app.get('/logout', { config: { access: { kind: 'user' }, session: 'none' } }, logout);
+
+  app.get('/whoami', { config: { access: { kind: 'user' } } }, async (request, reply) =>
+    sendJson(reply, 200, whoamiJson(request.user!)),
+  );
+
+  // The API home (maximo-notes §5): links to what this service serves, and the server's identity.
+  app.get('/', { config: { access: { kind: 'user' } } }, async (request, reply) => {
+    const query = request.query as Record<string, string | undefined>;
+    const links = linksFor(request, settings.contextRoot, options.root, readFlag(query.relativeuri) === true);
+    return sendJson(reply, 200, {
+      href: links.api,
+      whoami: { href: `${links.api}/whoami` },
+      thisserver: settings.serverName,
+      maxupg: MAXUPG,
+      date: new Date().toISOString(),
+      language: 'EN',
+    });
+  });
+}
+
+export interface FormLoginOptions {
+  settings: AuthSettings;
+  sessions: SessionService;
+  logins: LoginService;
+  cookies: CookiePolicy;
+}
+
+/** First value of each field of an `application/x-www-form-urlencoded` body (`+` and `%xx` decoded). */
+function parseForm(body: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(body)) if (!(name in fields)) fields[name] = value;
+  return fields;
+}
+
+function formField(body: unknown, name: string): string {
+  const value =
+    typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * FORM login (maximo-notes §5, §10.3): `POST j_security_check` with `j_username` and `j_password`. Success answers
+ * 302 to the landing page with the session cookie first and the token cookie second; failure answers browsers with a
+ * 302 to the error page and other clients with the 401 error object; never a session.
+ */
+export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOptions): Promise<void> {
+  const { settings, sessions, logins, cookies } = options;
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 16 * 1024 },
+    (_request, body, done) => done(null, parseForm(String(body))),
+  );
+
+  app.post('/j_security_check', { config: { access: { kind: 'public' } } }, async (request, reply) => {
+    const browser = (request.headers.accept ?? '').includes('text/html');
+    try {
+      const userid = await logins.login({
+        login: formField(request.body, 'j_username'),
+        password: formField(request.body, 'j_password'),
+        scheme: 'FORM',
+        address: request.ip,
+      });
+      const session = await startSession(request, reply, sessions, cookies, {
+        userid,
+        scheme: 'FORM',
+        csrfRequired: true,
+        withToken: true,
+      });
+      reply.header('csrftoken', session.csrfToken);
+      return reply.code(302).header('location', `${settings.contextRoot}${LANDING_PAGE}`).send();
+    } catch (error) {
+      if (browser && isMaximoError(error) && error.reasonCode === 'BMXAA7901E') {
+        return reply.code(302).header('location', `${settings.contextRoot}${LOGIN_ERROR_PAGE}`).send();
+      }
+      throw error;
+    }
+  });
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+function page(title: string, text: string): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
+}
+
+/** The pages the login form redirects browsers to; public, as a browser may follow the redirect without cookies. */
+export async function loginPageRoutes(
+  app: FastifyInstance,
+  options: { sessions: SessionService },
+): Promise<void> {
+  app.get(LANDING_PAGE, { config: { access: { kind: 'public' } } }, async (request, reply) => {
+    const session = await sessionOfRequest(request, options.sessions);
+    const text = session ? `You are logged in as ${escapeHtml(session.userid)}.` : 'You are not logged in.';
+    return reply.code(200).type('text/html; charset=utf-8').send(page('Enterprise Asset Service', text));
+  });
+  app.get(LOGIN_ERROR_PAGE, { config: { access: { kind: 'public' } } }, async (_request, reply) =>
+    reply
+      .code(200)
+      .type('text/html; charset=utf-8')
+      .send(
+        page(
+          'Login failed',
+          'BMXAA7901E - You cannot log in at this time. Contact the system administrator.',
+        ),
+      ),
+  );
+}

@@ -1,0 +1,213 @@
+import { sql, type ColumnType, type Generated, type Insertable, type Kysely } from 'kysely';
+import type { MaxUserTable } from '../db/schema.js';
+
+/** Row types of the session tables (migration 0005-sessions). */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface MaxSessionTable {
+  maxsessionid: Generated<number>;
+  /** SHA-256 (hex) of the session cookie's value; the value itself is never stored. */
+  sessionhash: string;
+  /** SHA-256 (hex) of the token cookie (`LtpaToken2`), when the login issued one. */
+  tokenhash: string | null;
+  userid: string;
+  scheme: string;
+  clientaddr: string | null;
+  csrftoken: string;
+  csrfrequired: boolean;
+  logindate: Timestamp;
+  lastactive: Timestamp;
+  expires: Timestamp;
+}
+
+export type LoginResult = 'SUCCESS' | 'FAILED' | 'BLOCKED' | 'REFUSED' | 'LOGOUT';
+
+export interface LoginTrackingTable {
+  logintrackingid: Generated<number>;
+  loginid: string;
+  userid: string | null;
+  clientaddr: string | null;
+  scheme: string;
+  attemptresult: LoginResult;
+  /** Attempts the row stands for (successes of one client are counted in one row per batch). */
+  attempts: Generated<number>;
+  /** Time of the (first) attempt. */
+  attemptdate: Timestamp;
+}
+
+export interface LoginBlockTable {
+  clientaddr: string;
+  failures: number;
+  windowstart: Timestamp;
+  blockeduntil: Timestamp | null;
+}
+
+export interface SessionTables {
+  maxsession: MaxSessionTable;
+  logintracking: LoginTrackingTable;
+  loginblock: LoginBlockTable;
+  maxuser: MaxUserTable;
+}
+
+export type SessionDb = Kysely<SessionTables>;
+
+export interface SessionRow {
+  sessionhash: string;
+  tokenhash: string | null;
+  userid: string;
+  csrftoken: string;
+  csrfrequired: boolean;
+  lastactive: Date;
+  expires: Date;
+}
+
+const sessionColumns = [
+  'sessionhash',
+  'tokenhash',
+  'userid',
+  'csrftoken',
+  'csrfrequired',
+  'lastactive',
+  'expires',
+] as const;
+
+export interface NewSession extends SessionRow {
+  scheme: string;
+  clientaddr: string | null;
+  logindate: Date;
+}
+
+export async function insertSession(db: SessionDb, session: NewSession): Promise<void> {
+  await db.insertInto('maxsession').values(session).execute();
+}
+
+export async function findSession(
+  db: SessionDb,
+  by: 'sessionhash' | 'tokenhash',
+  hash: string,
+): Promise<SessionRow | undefined> {
+  return db.selectFrom('maxsession').select(sessionColumns).where(by, '=', hash).executeTakeFirst();
+}
+
+export async function deleteSession(db: SessionDb, sessionhash: string): Promise<boolean> {
+  const result = await db.deleteFrom('maxsession').where('sessionhash', '=', sessionhash).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Records activity; never moves `lastactive` backwards (processes write back independently). */
+export async function touchSession(db: SessionDb, sessionhash: string, lastactive: Date): Promise<void> {
+  await db
+    .updateTable('maxsession')
+    .set({ lastactive })
+    .where('sessionhash', '=', sessionhash)
+    .where('lastactive', '<', lastactive)
+    .execute();
+}
+
+/** Deletes sessions past their absolute end, or idle since before `idleBefore`. */
+export async function purgeSessions(db: SessionDb, now: Date, idleBefore: Date): Promise<void> {
+  await db
+    .deleteFrom('maxsession')
+    .where((eb) => eb.or([eb('expires', '<=', now), eb('lastactive', '<', idleBefore)]))
+    .execute();
+}
+
+export async function insertLoginTrackingRows(
+  db: SessionDb,
+  rows: ReadonlyArray<Insertable<LoginTrackingTable>>,
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('logintracking')
+      .values([...rows])
+      .execute();
+}
+
+export interface AddressFailures {
+  failures: number;
+  blockeduntil: Date | null;
+}
+
+/**
+ * Counts one failed login of a client address in its window: a failure after the window (which began at the first
+ * failure counted in it) starts a new window.
+ */
+export async function countAddressFailure(
+  db: SessionDb,
+  clientaddr: string,
+  now: Date,
+  windowStartedBefore: Date,
+): Promise<AddressFailures> {
+  return db
+    .insertInto('loginblock')
+    .values({ clientaddr, failures: 1, windowstart: now, blockeduntil: null })
+    .onConflict((conflict) =>
+      conflict.column('clientaddr').doUpdateSet({
+        failures: sql<number>`case when loginblock.windowstart <= ${windowStartedBefore} then 1 else loginblock.failures + 1 end`,
+        windowstart: sql<Date>`case when loginblock.windowstart <= ${windowStartedBefore} then ${now}::timestamptz else loginblock.windowstart end`,
+      }),
+    )
+    .returning(['failures', 'blockeduntil'])
+    .executeTakeFirstOrThrow();
+}
+
+export async function blockAddress(db: SessionDb, clientaddr: string, until: Date): Promise<void> {
+  await db
+    .updateTable('loginblock')
+    .set({ blockeduntil: until })
+    .where('clientaddr', '=', clientaddr)
+    .execute();
+}
+
+export async function activeAddressBlocks(
+  db: SessionDb,
+  now: Date,
+): Promise<Array<{ clientaddr: string; blockeduntil: Date }>> {
+  const rows = await db
+    .selectFrom('loginblock')
+    .select(['clientaddr', 'blockeduntil'])
+    .where('blockeduntil', '>', now)
+    .execute();
+  return rows.flatMap((row) =>
+    row.blockeduntil ? [{ clientaddr: row.clientaddr, blockeduntil: row.blockeduntil }] : [],
+  );
+}
+
+/**
+ * Counts one failed login against the user a login name designates (by user id or login id, any case) and blocks
+ * the user when the count reaches `maxFailures` (0 = never). One statement whether or not the user exists, so that
+ * the work, and the time, do not tell.
+ */
+export async function countUserFailure(
+  db: SessionDb,
+  login: string,
+  maxFailures: number,
+): Promise<{ userid: string; failedlogins: number; status: string } | undefined> {
+  const upper = login.toUpperCase();
+  return db
+    .updateTable('maxuser')
+    .set({
+      failedlogins: sql<number>`failedlogins + 1`,
+      status: sql<string>`case when ${maxFailures}::integer > 0 and failedlogins + 1 >= ${maxFailures}::integer and status = 'ACTIVE' then 'BLOCKED' else status end`,
+    })
+    .where('userid', '=', (eb) =>
+      eb
+        .selectFrom('maxuser as login')
+        .select('login.userid')
+        .where((inner) => inner.or([inner('login.userid', '=', upper), inner('login.loginid', '=', upper)]))
+        .orderBy('login.userid')
+        .limit(1),
+    )
+    .returning(['userid', 'failedlogins', 'status'])
+    .executeTakeFirst();
+}
+
+export async function resetUserFailures(db: SessionDb, userids: readonly string[]): Promise<void> {
+  if (userids.length === 0) return;
+  await db
+    .updateTable('maxuser')
+    .set({ failedlogins: 0 })
+    .where('userid', 'in', userids)
+    .where('failedlogins', '>', 0)
+    .execute();
+}

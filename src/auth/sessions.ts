@@ -1,0 +1,319 @@
+import * as crypto from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ChangeBus } from '../db/change-bus.js';
+import { Echoes } from './echoes.js';
+import {
+  deleteSession,
+  findSession,
+  insertSession,
+  purgeSessions,
+  touchSession,
+  type SessionDb,
+  type SessionTables,
+  type SessionRow,
+} from './session-repository.js';
+
+/** A live session as this process knows it. The cookie values themselves are known only to the client. */
+export interface SessionEntry {
+  /** SHA-256 of the session cookie: the row's key, and what the change bus names. */
+  readonly id: string;
+  /** SHA-256 of the token cookie, when the login issued one. */
+  readonly tokenId: string | null;
+  readonly userid: string;
+  readonly csrfToken: string;
+  /** Browser sessions (FORM, or a login with `csrf=1`): their writes must echo `csrftoken`. */
+  readonly csrfRequired: boolean;
+  readonly expiresAt: number;
+  /** Latest activity this process saw or read from the database. */
+  lastActive: number;
+  /** Latest activity known to be in the database. */
+  persistedActive: number;
+}
+
+export interface OpenedSession {
+  entry: SessionEntry;
+  /** Value of the session cookie (JSESSIONID). */
+  sessionCookie: string;
+  /** Value of the token cookie (LtpaToken2), when asked for. */
+  tokenCookie: string | undefined;
+}
+
+export interface NewSessionRequest {
+  userid: string;
+  scheme: string;
+  address: string | null;
+  csrfRequired: boolean;
+  withToken: boolean;
+  /** Remember the session under this key, so that the same client's next login can continue it (see `recent`). */
+  reuseKey?: string;
+}
+
+export interface SessionServiceOptions {
+  db: SessionDb;
+  bus: ChangeBus;
+  idleMinutes: number;
+  maxMinutes: number;
+  /** Failures of background writes (activity write-back, purge): logged, never a request's failure. */
+  onBackgroundError: (error: unknown) => void;
+  now?: () => number;
+}
+
+export type CookieKind = 'session' | 'token';
+
+const CHANNEL = 'session';
+const MINUTE = 60_000;
+/** Cookie values this service issues are 43 characters of base64url; anything far longer is not one of them. */
+const MAX_COOKIE_LENGTH = 256;
+const MAX_CACHED_SESSIONS = 100_000;
+/** How long a cookie value that names no session is remembered as such (ids are random: none becomes valid). */
+const UNKNOWN_TTL_MS = MINUTE;
+const MAX_UNKNOWN = 10_000;
+const MAX_REUSABLE = 10_000;
+const NO_SESSION: Promise<undefined> = Promise.resolve(undefined);
+
+/**
+ * SHA-256 in hex. Every cookie-authenticated request hashes its cookie: the one-shot `crypto.hash` (Node 20.12+)
+ * costs half of a `createHash` object, which older Node 20 releases fall back to.
+ */
+const digest: (value: string) => string =
+  typeof crypto.hash === 'function'
+    ? (value) => crypto.hash('sha256', value, 'hex')
+    : (value) => createHash('sha256').update(value).digest('hex');
+
+function newSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Compares a client-sent token with the session's in constant time. */
+export function sameToken(sent: string, expected: string): boolean {
+  const left = Buffer.from(sent);
+  const right = Buffer.from(expected);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * Login sessions. The rows are in the database, shared by every process; each process serves them from memory, so
+ * that a request authenticated by a cookie costs a hash and a map lookup. Processes stay consistent through the
+ * change bus (an ended session is dropped everywhere when the delete commits) and through the activity write-back:
+ * a process writes a session's last activity at most once per write-back interval, and before it declares a session
+ * idle it reads the database, where another process's activity may be.
+ */
+export class SessionService {
+  readonly idleMs: number;
+  readonly maxMs: number;
+  /** At most this much activity is unknown to other processes: a quarter of the idle timeout, at most a minute. */
+  readonly writeBackMs: number;
+  private readonly byId = new Map<string, SessionEntry>();
+  private readonly byToken = new Map<string, SessionEntry>();
+  private readonly unknown = new Map<string, number>();
+  private readonly loading = new Map<string, Promise<SessionEntry | undefined>>();
+  /** Sessions opened by credentials on API calls, by client (see `recent`); cookie values stay in this process. */
+  private readonly reusable = new Map<string, OpenedSession>();
+  private readonly now: () => number;
+  private readonly echoes = new Echoes();
+  private lastPurge = 0;
+
+  constructor(private readonly options: SessionServiceOptions) {
+    this.idleMs = options.idleMinutes * MINUTE;
+    this.maxMs = options.maxMinutes * MINUTE;
+    this.writeBackMs = Math.min(MINUTE, this.idleMs / 4);
+    this.now = options.now ?? Date.now;
+  }
+
+  async listen(): Promise<void> {
+    await this.options.bus.listen(CHANNEL, (payload) => {
+      this.forget(payload);
+      this.echoes.hear(payload);
+    });
+  }
+
+  async open(request: NewSessionRequest): Promise<OpenedSession> {
+    const sessionCookie = newSecret();
+    const tokenCookie = request.withToken ? newSecret() : undefined;
+    const now = this.now();
+    const row: SessionRow = {
+      sessionhash: digest(sessionCookie),
+      tokenhash: tokenCookie === undefined ? null : digest(tokenCookie),
+      userid: request.userid,
+      csrftoken: randomBytes(24).toString('base64url'),
+      csrfrequired: request.csrfRequired,
+      lastactive: new Date(now),
+      expires: new Date(now + this.maxMs),
+    };
+    await insertSession(this.options.db, {
+      ...row,
+      scheme: request.scheme,
+      clientaddr: request.address?.slice(0, 64) ?? null,
+      logindate: new Date(now),
+    });
+    const entry = this.remember(row);
+    this.purgeNow(now);
+    const opened = { entry, sessionCookie, tokenCookie };
+    if (request.reuseKey !== undefined) {
+      if (this.reusable.size >= MAX_REUSABLE) this.reusable.delete(this.reusable.keys().next().value!);
+      this.reusable.set(request.reuseKey, opened);
+    }
+    return opened;
+  }
+
+  /**
+   * The live session this process opened under a reuse key, with its cookies. Clients that send `maxauth` or BASIC on
+   * every call and keep no cookies would otherwise open a session (a database write) per call; they get the same
+   * session, and the same cookie, again.
+   */
+  recent(reuseKey: string): Promise<OpenedSession | undefined> {
+    const opened = this.reusable.get(reuseKey);
+    if (!opened) return NO_SESSION;
+    if (this.byId.get(opened.entry.id) !== opened.entry) {
+      this.reusable.delete(reuseKey);
+      return NO_SESSION;
+    }
+    return this.resolveEntry(opened.entry).then((live) => {
+      if (live) return opened;
+      this.reusable.delete(reuseKey);
+      return undefined;
+    });
+  }
+
+  /** The live session a cookie value names, or undefined (unknown, ended, idle or past its end). */
+  resolve(kind: CookieKind, value: string): Promise<SessionEntry | undefined> {
+    if (value.length === 0 || value.length > MAX_COOKIE_LENGTH) return NO_SESSION;
+    const hash = digest(value);
+    const entry = (kind === 'session' ? this.byId : this.byToken).get(hash);
+    if (!entry) return this.load(kind, hash).then((loaded) => loaded && this.alive(loaded));
+    return this.resolveEntry(entry);
+  }
+
+  private resolveEntry(entry: SessionEntry): Promise<SessionEntry | undefined> {
+    // The path of nearly every request: a cached session within both timeouts, no database and no await.
+    const now = this.now();
+    if (now < entry.expiresAt && now - entry.lastActive <= this.idleMs) {
+      this.touch(entry, now);
+      return Promise.resolve(entry);
+    }
+    return this.alive(entry);
+  }
+
+  /** Ends a session on every process: the delete and the notification commit together. */
+  async end(entry: SessionEntry): Promise<void> {
+    const payload = `${entry.id} ${entry.tokenId ?? ''}`;
+    const echo = this.echoes.expect(payload);
+    try {
+      await this.options.db.transaction().execute(async (transaction) => {
+        await deleteSession(transaction, entry.id);
+        await this.options.bus.notify<SessionTables>(transaction, CHANNEL, payload);
+      });
+    } catch (error) {
+      echo.cancel();
+      throw error;
+    }
+    this.forget(payload);
+    // The caller answers once every process has been sent the notification (see Echoes).
+    await echo.heard;
+  }
+
+  private async alive(entry: SessionEntry): Promise<SessionEntry | undefined> {
+    const now = this.now();
+    if (now >= entry.expiresAt) return this.expire(entry);
+    if (now - entry.lastActive > this.idleMs) {
+      // Idle here; another process may have served it since, and written that back.
+      const row = await findSession(this.options.db, 'sessionhash', entry.id);
+      if (!row || now - row.lastactive.getTime() > this.idleMs) return this.expire(entry);
+      entry.lastActive = row.lastactive.getTime();
+      entry.persistedActive = entry.lastActive;
+    }
+    this.touch(entry, now);
+    return entry;
+  }
+
+  /** Notes activity; written back at most once per write-back interval, off the request path. */
+  private touch(entry: SessionEntry, now: number): void {
+    entry.lastActive = now;
+    if (now - entry.persistedActive >= this.writeBackMs) {
+      entry.persistedActive = now;
+      touchSession(this.options.db, entry.id, new Date(now)).catch(this.options.onBackgroundError);
+    }
+  }
+
+  private expire(entry: SessionEntry): undefined {
+    this.drop(entry.id, entry.tokenId);
+    return undefined;
+  }
+
+  private load(kind: CookieKind, hash: string): Promise<SessionEntry | undefined> {
+    const known = this.unknown.get(hash);
+    if (known !== undefined && known > this.now()) return Promise.resolve(undefined);
+    let loading = this.loading.get(hash);
+    if (!loading) {
+      loading = findSession(this.options.db, kind === 'session' ? 'sessionhash' : 'tokenhash', hash)
+        .then((row) => {
+          // Ended while the row was read (the notification came first): not to be cached again.
+          const ended = this.unknown.get(hash);
+          if (!row || (ended !== undefined && ended > this.now())) {
+            this.markUnknown(hash);
+            return undefined;
+          }
+          return this.byId.get(row.sessionhash) ?? this.remember(row);
+        })
+        .finally(() => this.loading.delete(hash));
+      this.loading.set(hash, loading);
+    }
+    return loading;
+  }
+
+  private remember(row: SessionRow): SessionEntry {
+    if (this.byId.size >= MAX_CACHED_SESSIONS) {
+      const oldest = this.byId.values().next().value;
+      if (oldest) this.drop(oldest.id, oldest.tokenId, false);
+    }
+    const lastActive = row.lastactive.getTime();
+    const entry: SessionEntry = {
+      id: row.sessionhash,
+      tokenId: row.tokenhash,
+      userid: row.userid,
+      csrfToken: row.csrftoken,
+      csrfRequired: row.csrfrequired,
+      expiresAt: row.expires.getTime(),
+      lastActive,
+      persistedActive: lastActive,
+    };
+    this.byId.set(entry.id, entry);
+    if (entry.tokenId) this.byToken.set(entry.tokenId, entry);
+    return entry;
+  }
+
+  /** A notification of an ended session: `<session hash> <token hash>`. */
+  private forget(payload: string): void {
+    const [id = '', tokenId = ''] = payload.split(' ');
+    this.drop(id, tokenId || null);
+  }
+
+  private drop(id: string, tokenId: string | null, ended = true): void {
+    const entry = this.byId.get(id);
+    this.byId.delete(id);
+    const token = tokenId ?? entry?.tokenId ?? null;
+    if (token) this.byToken.delete(token);
+    if (ended) {
+      this.markUnknown(id);
+      if (token) this.markUnknown(token);
+    }
+  }
+
+  private markUnknown(hash: string): void {
+    if (this.unknown.size >= MAX_UNKNOWN) {
+      const now = this.now();
+      for (const [key, until] of this.unknown) if (until <= now) this.unknown.delete(key);
+      if (this.unknown.size >= MAX_UNKNOWN) this.unknown.clear();
+    }
+    this.unknown.set(hash, this.now() + UNKNOWN_TTL_MS);
+  }
+
+  /** Deletes dead rows now and then (at most once a minute per process), off the request path. */
+  private purgeNow(now: number): void {
+    if (now - this.lastPurge < MINUTE) return;
+    this.lastPurge = now;
+    // A session idle by its row may have activity not yet written back: allow for the write-back interval.
+    const idleBefore = new Date(now - this.idleMs - this.writeBackMs);
+    purgeSessions(this.options.db, new Date(now), idleBefore).catch(this.options.onBackgroundError);
+  }
+}

@@ -1,0 +1,55 @@
+import type { FastifyRequest } from 'fastify';
+
+export type Right = 'read' | 'insert' | 'update' | 'delete';
+
+export interface ObjectStructureRights {
+  read: boolean;
+  insert: boolean;
+  update: boolean;
+  delete: boolean;
+}
+
+/** Who is calling, with everything the per-request checks need (held in memory, see AuthService). */
+export interface UserProfile {
+  userid: string;
+  personid: string;
+  displayname: string | null;
+  status: string;
+  defaultSite: string | null;
+  defaultOrg: string | null;
+  groups: readonly string[];
+  /** Member of the administrators' group: every right on every object structure. */
+  isAdmin: boolean;
+  /** Rights by object-structure name (upper case), merged over the user's groups. */
+  rights: ReadonlyMap<string, ObjectStructureRights>;
+}
+
+/**
+ * What a route requires, declared in its `config.access` and enforced by one hook (auth/hook.ts):
+ * nothing, a logged-in user, an administrator, or a right on the object structure named in the path.
+ */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'user' }
+  | { kind: 'admin' }
+  | { kind: 'objectStructure'; right: Right | ((request: FastifyRequest) => Right) };
+
+/**
+ * What a strategy's success means to the access hook:
+ * - `login`: a password was verified (maxauth, BASIC): the request is a login, answered with a session cookie;
+ * - `session`: a session cookie: the request runs in that session (writes of browser sessions need `csrftoken`);
+ * - `token`: a bearer token such as an API key: silent, no session unless `wantsSession` says so.
+ */
+export type StrategyKind = 'login' | 'session' | 'token';
+
+/** One way of presenting credentials (maxauth, BASIC, session cookie, API key): one file each. */
+export interface AuthStrategy {
+  readonly name: string;
+  readonly kind: StrategyKind;
+  /** Whether the request carries this scheme's credentials at all. */
+  applies(request: FastifyRequest): boolean;
+  /** The caller's user id, or a MaximoError when the credentials are refused. */
+  authenticate(request: FastifyRequest): Promise<string>;
+  /** For `token` strategies: whether this request also asks for a session cookie (API key with `enablesession=1`). */
+  wantsSession?(request: FastifyRequest): boolean;
+}

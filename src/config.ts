@@ -1,0 +1,203 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+
+/** Every setting the process reads from its environment, validated once at start-up. */
+const EnvSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 7001 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  EAS_CONTEXT_ROOT: Type.String({ pattern: '^/[A-Za-z0-9._~-]+$', default: '/maximo' }),
+  EAS_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  EAS_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
+  EAS_DEMO: Type.Boolean({ default: false }),
+  EAS_DEMO_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
+  EAS_SERVER_NAME: Type.String({ minLength: 1, default: hostname() }),
+  EAS_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024 }),
+  EAS_LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+  /** PostgreSQL schema of the tables (with DATABASE_URL): several deployments or test runs share one database. */
+  EAS_DB_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
+  /** Key that encrypts secrets at rest (values of encrypted system properties); any text of 16 characters or more. */
+  EAS_SECRET_KEY: Type.Optional(Type.String({ minLength: 16 })),
+  EAS_AUTH_MODE: Type.Union(
+    (['native', 'appserver', 'managed'] as const).map((mode) => Type.Literal(mode)),
+    { default: 'native' },
+  ),
+  EAS_LDAP_URL: Type.Optional(Type.String({ pattern: '^ldaps?://[^\\s]+$' })),
+  EAS_LDAP_USER_DN_TEMPLATE: Type.Optional(Type.String({ pattern: '\\{0\\}' })),
+  EAS_LDAP_SEARCH_BASE: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_LDAP_SEARCH_FILTER: Type.String({ pattern: '\\{0\\}', default: '(uid={0})' }),
+  EAS_LDAP_BIND_DN: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_LDAP_BIND_PASSWORD: Type.Optional(Type.String()),
+  EAS_LDAP_UID_ATTRIBUTE: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9-]*$', default: 'uid' }),
+  EAS_SESSION_IDLE_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+  EAS_SESSION_MAX_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 720 }),
+  EAS_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  EAS_MAX_FAILED_LOGINS: Type.Integer({ minimum: 0, default: 10 }),
+  /** Master key of API keys at rest (src/apikeys); unset: generated once into EAS_DATA_DIR. At least 32 characters. */
+  EAS_MASTER_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  /** Whether /api accepts API keys only; unset: only in the `appserver` and `managed` modes. */
+  EAS_API_KEY_ONLY: Type.Optional(Type.Boolean()),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Context root every route is served under, for example `/maximo`. */
+  contextRoot: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  adminPassword: string | undefined;
+  demo: boolean;
+  demoPassword: string | undefined;
+  serverName: string;
+  bodyLimit: number;
+  logLevel: Env['EAS_LOG_LEVEL'];
+  databaseSchema: string | undefined;
+  secretKey: string | undefined;
+  /** Public address of the service (`https://...` makes cookies `Secure`); unset: the address of each request. */
+  publicUrl: string | undefined;
+  auth: AuthConfig;
+  apiKeys: ApiKeyConfig;
+}
+
+export interface ApiKeyConfig {
+  /** EAS_MASTER_KEY; undefined: the key file in the data directory. */
+  masterKey: string | undefined;
+  /** The /api route refuses every call without a valid API key (interface §Alternate route). */
+  apiRouteKeyOnly: boolean;
+}
+
+/** `native`: passwords in the database; `appserver`: BASIC and FORM against LDAP; `managed`: API keys only. */
+export type AuthMode = Env['EAS_AUTH_MODE'];
+
+export interface LdapConfig {
+  url: string;
+  /** DN of a user with `{0}` for the login name, e.g. `uid={0},ou=people,dc=example,dc=org`. */
+  userDnTemplate: string | undefined;
+  /** Where to search for the user's entry when there is no DN template. */
+  searchBase: string | undefined;
+  searchFilter: string;
+  /** Identity for the search (anonymous when unset). */
+  bindDn: string | undefined;
+  bindPassword: string | undefined;
+  /** Attribute whose value is the user id of the user record. */
+  uidAttribute: string;
+}
+
+export interface AuthConfig {
+  mode: AuthMode;
+  ldap: LdapConfig | undefined;
+  sessionIdleMinutes: number;
+  sessionMaxMinutes: number;
+  /** Failed logins after which a user is blocked until an administrator reactivates it; 0 = never. */
+  maxFailedLogins: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${detail}`);
+  }
+}
+
+const booleanWords: Record<string, boolean> = {
+  '1': true,
+  true: true,
+  yes: true,
+  '0': false,
+  false: false,
+  no: false,
+};
+
+function coerce(name: string, raw: string): unknown {
+  const schema = EnvSchema.properties[name as keyof Env];
+  if (Type.IsInteger(schema)) {
+    if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+    return Number(raw);
+  }
+  if (Type.IsNumber(schema)) {
+    if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `must be a number, got "${raw}"`);
+    return Number(raw);
+  }
+  if (Type.IsBoolean(schema)) {
+    const value = booleanWords[raw.toLowerCase()];
+    if (value === undefined) throw new ConfigError(name, `must be 1 or 0, got "${raw}"`);
+    return value;
+  }
+  return raw;
+}
+
+/** Reads the environment into one typed object; the first bad variable stops start-up with its name. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const input: Record<string, unknown> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') input[name] = coerce(name, raw);
+  }
+  const withDefaults = Value.Default(EnvSchema, input);
+  const firstError = Value.Errors(EnvSchema, withDefaults)[0];
+  if (firstError) {
+    const variable = firstError.instancePath.replace(/^\//, '') || 'environment';
+    throw new ConfigError(variable, firstError.message);
+  }
+  const parsed = withDefaults as Env;
+  const ldap = readLdap(parsed);
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    contextRoot: parsed.EAS_CONTEXT_ROOT,
+    dataDir: resolve(parsed.EAS_DATA_DIR),
+    databaseUrl: parsed.DATABASE_URL,
+    adminPassword: parsed.EAS_ADMIN_PASSWORD,
+    demo: parsed.EAS_DEMO,
+    demoPassword: parsed.EAS_DEMO_PASSWORD,
+    serverName: parsed.EAS_SERVER_NAME,
+    bodyLimit: parsed.EAS_BODY_LIMIT,
+    logLevel: parsed.EAS_LOG_LEVEL,
+    databaseSchema: parsed.EAS_DB_SCHEMA,
+    secretKey: parsed.EAS_SECRET_KEY,
+    publicUrl: parsed.EAS_PUBLIC_URL,
+    auth: {
+      mode: parsed.EAS_AUTH_MODE,
+      ldap,
+      sessionIdleMinutes: parsed.EAS_SESSION_IDLE_MINUTES,
+      sessionMaxMinutes: parsed.EAS_SESSION_MAX_MINUTES,
+      maxFailedLogins: parsed.EAS_MAX_FAILED_LOGINS,
+    },
+    apiKeys: {
+      masterKey: parsed.EAS_MASTER_KEY,
+      apiRouteKeyOnly: parsed.EAS_API_KEY_ONLY ?? parsed.EAS_AUTH_MODE !== 'native',
+    },
+  };
+}
+
+/** The directory of `appserver` mode: a URL and either a DN template or a search base. */
+function readLdap(parsed: Env): LdapConfig | undefined {
+  if (parsed.EAS_AUTH_MODE !== 'appserver') return undefined;
+  if (!parsed.EAS_LDAP_URL)
+    throw new ConfigError('EAS_LDAP_URL', 'is required when EAS_AUTH_MODE is appserver');
+  if (!parsed.EAS_LDAP_USER_DN_TEMPLATE && !parsed.EAS_LDAP_SEARCH_BASE) {
+    throw new ConfigError(
+      'EAS_LDAP_USER_DN_TEMPLATE',
+      'or EAS_LDAP_SEARCH_BASE is required when EAS_AUTH_MODE is appserver',
+    );
+  }
+  return {
+    url: parsed.EAS_LDAP_URL,
+    userDnTemplate: parsed.EAS_LDAP_USER_DN_TEMPLATE,
+    searchBase: parsed.EAS_LDAP_SEARCH_BASE,
+    searchFilter: parsed.EAS_LDAP_SEARCH_FILTER,
+    bindDn: parsed.EAS_LDAP_BIND_DN,
+    bindPassword: parsed.EAS_LDAP_BIND_PASSWORD,
+    uidAttribute: parsed.EAS_LDAP_UID_ATTRIBUTE,
+  };
+}

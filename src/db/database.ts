@@ -1,0 +1,115 @@
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteChangeBus, PostgresChangeBus, type ChangeBus } from './change-bus.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+/** An open database: the query builder, the change bus of its processes, and how to close both. */
+export interface Storage {
+  kind: DatabaseKind;
+  db: Kysely<Database>;
+  bus: ChangeBus;
+  close(): Promise<void>;
+}
+
+export type StorageOptions =
+  | { kind: 'pglite'; dataDir?: string; pglite?: PGlite }
+  | { kind: 'postgres'; url: string; schema?: string; poolSize?: number };
+
+const NUMERIC_OID = 1700;
+const INT8_OID = 20;
+
+/** Numbers come back as numbers on both engines: ids fit in 2^53, and decimals are amounts and durations. */
+export const pgliteParsers = { [NUMERIC_OID]: Number, [INT8_OID]: Number };
+
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === NUMERIC_OID || oid === INT8_OID) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export async function openStorage(options: StorageOptions): Promise<Storage> {
+  if (options.kind === 'pglite') {
+    const pglite =
+      options.pglite ??
+      new PGlite({
+        ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
+        parsers: pgliteParsers,
+      });
+    await pglite.waitReady;
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    const bus = new PGliteChangeBus(pglite, 'eas');
+    return {
+      kind: 'pglite',
+      db,
+      bus,
+      async close() {
+        await bus.close();
+        await db.destroy();
+        await pglite.close();
+      },
+    };
+  }
+
+  const searchPath = options.schema ? { options: `-c search_path=${options.schema}` } : {};
+  if (options.schema) {
+    const admin = new pg.Client({ connectionString: options.url });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists "${options.schema.replace(/"/g, '')}"`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    types: pgTypes,
+    ...searchPath,
+  });
+  const connectListener = async () => {
+    const client = new pg.Client({ connectionString: options.url, ...searchPath });
+    await client.connect();
+    return client;
+  };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const bus = new PostgresChangeBus(connectListener, options.schema ?? 'eas');
+  await bus.start();
+  return {
+    kind: 'postgres',
+    db,
+    bus,
+    async close() {
+      await bus.close();
+      await db.destroy();
+    },
+  };
+}
+
+export class MigrationError extends Error {}
+
+/** Brings the schema up to date; a failing migration is rolled back and reported with its name. */
+export async function migrateToLatest(storage: Storage): Promise<string[]> {
+  // Kysely looks for its migration tables in every schema unless told which one: a second schema on the same
+  // server (another test file, the benchmarks) would hide them from this one.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
+  const migrator = new Migrator({
+    db: storage.db,
+    provider: migrationProvider,
+    ...(rows[0]?.schema !== undefined && { migrationTableSchema: rows[0].schema }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error !== undefined) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new MigrationError(`Schema migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+  return (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((result) => result.migrationName);
+}

@@ -1,0 +1,41 @@
+import { sql, type Kysely, type Migration as KyselyMigration, type MigrationProvider } from 'kysely';
+import { core } from './0001-core.js';
+import { systemDomains } from './0002-system-domains.js';
+import { stablePages } from './0003-stable-pages.js';
+import { properties } from './0004-properties.js';
+import { sessions } from './0005-sessions.js';
+import { queryIndexes } from './0006-query-indexes.js';
+import { apiKeys } from './0007-apikeys.js';
+
+/** One versioned schema change: statements run in order, in one transaction. */
+export interface Migration {
+  name: string;
+  statements: readonly string[];
+}
+
+/** Every migration, oldest first. A released migration is never edited; a change is a new entry. */
+export const migrations: readonly Migration[] = [
+  core,
+  systemDomains,
+  stablePages,
+  properties,
+  sessions,
+  queryIndexes,
+  apiKeys,
+];
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations(): Promise<Record<string, KyselyMigration>> {
+    return Object.fromEntries(
+      migrations.map((migration) => [
+        migration.name,
+        {
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migration interface takes Kysely<any>
+          async up(db: Kysely<any>): Promise<void> {
+            for (const statement of migration.statements) await sql.raw(statement).execute(db);
+          },
+        },
+      ]),
+    );
+  },
+};

@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { ADMIN_GROUP, ensureAdministrator } from '../auth/bootstrap.js';
+import { hashPassword } from '../auth/password.js';
+import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
+import { seedDemoData } from './seed.js';
+
+// PGlite in memory by default; EAS_TEST_DATABASE_URL runs the same checks on a PostgreSQL server in a fresh schema.
+const url = process.env.EAS_TEST_DATABASE_URL;
+const schema = `seedtest_${process.pid}`;
+
+const TABLES = [
+  'organization',
+  'site',
+  'person',
+  'maxuser',
+  'maxgroup',
+  'groupuser',
+  'osauth',
+  'maxdomain',
+  'alndomain',
+  'numericdomain',
+  'synonymdomain',
+  'tabledomain',
+  'locations',
+  'item',
+  'asset',
+  'workorder',
+];
+
+describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
+  let storage: Storage;
+  let passwordHash: string;
+
+  async function scalar(query: string): Promise<number> {
+    const { rows } = await sql.raw<{ n: number }>(query).execute(storage.db);
+    const n = rows[0]?.n;
+    assert.equal(typeof n, 'number', query);
+    return Number(n);
+  }
+
+  async function snapshot(): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const table of TABLES) counts[table] = await scalar(`select count(*)::int as n from ${table}`);
+    // Any insert or update, even one rolled back or skipped on conflict, draws a rowstamp.
+    counts.rowstamp = await scalar(`select last_value::int as n from rowstamp_seq`);
+    return counts;
+  }
+
+  before(async () => {
+    storage = await openStorage(url ? { kind: 'postgres', url, schema } : { kind: 'pglite' });
+    assert.deepEqual(await migrateToLatest(storage), ['0001-core', '0002-system-domains']);
+    passwordHash = await hashPassword('demo-password');
+  });
+
+  after(async () => {
+    if (url) await sql.raw(`drop schema "${schema}" cascade`).execute(storage.db);
+    await storage.close();
+  });
+
+  it('gives every value row of the system domains its valueid', async () => {
+    for (const table of ['alndomain', 'numericdomain', 'synonymdomain']) {
+      const misnamed = await scalar(
+        `select count(*)::int as n from ${table}
+         where siteid is not null or orgid is not null
+            or valueid is distinct from domainid || '|' || ${table === 'numericdomain' ? 'trim_scale(value)::text' : 'value'}`,
+      );
+      assert.equal(misnamed, 0, table);
+    }
+    assert.equal(await scalar(`select count(*)::int as n from maxdomain where description is null`), 0);
+    assert.equal(
+      await scalar(`select count(*)::int as n from tabledomain where domainid = 'LOCATIONLIST'`),
+      1,
+    );
+  });
+
+  it('creates the administrator once', async () => {
+    assert.equal(await ensureAdministrator(storage.db, passwordHash), true);
+    const before = await snapshot();
+    assert.equal(await ensureAdministrator(storage.db, passwordHash), false);
+    assert.deepEqual(await snapshot(), before);
+
+    const admin = await storage.db
+      .selectFrom('maxuser')
+      .innerJoin('groupuser', 'groupuser.userid', 'maxuser.userid')
+      .innerJoin('maxgroup', 'maxgroup.groupname', 'groupuser.groupname')
+      .select([
+        'maxuser.status',
+        'maxuser.password',
+        'maxuser.sysuser',
+        'maxgroup.groupname',
+        'maxgroup.authallsites',
+      ])
+      .where('maxuser.userid', '=', 'MAXADMIN')
+      .execute();
+    assert.deepEqual(admin, [
+      { status: 'ACTIVE', password: passwordHash, sysuser: true, groupname: ADMIN_GROUP, authallsites: true },
+    ]);
+    assert.equal(await scalar(`select count(*)::int as n from osauth`), 0);
+  });
+
+  it('seeds the demo organization', async () => {
+    const summary = await seedDemoData(storage.db, { passwordHash });
+    assert.ok(summary.assets >= 200, `assets: ${summary.assets}`);
+    assert.deepEqual(
+      { ...summary, assets: 0 },
+      {
+        organizations: 1,
+        sites: 2,
+        locations: 50,
+        assets: 0,
+        items: 100,
+        workOrders: 100,
+        persons: 2,
+        users: 2,
+        groups: 2,
+        groupMembers: 2,
+        groupRights: 10,
+      },
+    );
+    assert.equal(await scalar(`select count(*)::int as n from asset`), summary.assets);
+    assert.equal(await scalar(`select count(*)::int as n from locations`), 50);
+    assert.equal(await scalar(`select count(*)::int as n from item`), 100);
+    assert.equal(await scalar(`select count(*)::int as n from workorder`), 100);
+  });
+
+  it('uses only internal values of the synonym domains', async () => {
+    const bindings = [
+      ['asset', 'status', 'LOCASSETSTATUS'],
+      ['locations', 'status', 'LOCASSETSTATUS'],
+      ['locations', 'type', 'LOCTYPE'],
+      ['workorder', 'status', 'WOSTATUS'],
+      ['item', 'status', 'ITEMSTATUS'],
+      ['maxuser', 'status', 'MAXUSERSTATUS'],
+      ['person', 'status', 'PERSONSTATUS'],
+    ];
+    for (const [table, column, domain] of bindings) {
+      const invalid = await scalar(
+        `select count(*)::int as n from ${table} t
+         where not exists (select 1 from synonymdomain s
+                           where s.domainid = '${domain}' and s.value = t.${column} and s.maxvalue = t.${column})`,
+      );
+      assert.equal(invalid, 0, `${table}.${column}`);
+    }
+    const spread = await scalar(`select count(distinct status)::int as n from asset`);
+    assert.equal(spread, 3);
+    const operating = await scalar(`select count(*)::int as n from asset where status = 'OPERATING'`);
+    assert.ok(operating > (await scalar(`select count(*)::int as n from asset`)) / 2);
+    assert.ok((await scalar(`select count(distinct status)::int as n from workorder`)) >= 6);
+  });
+
+  it('uses only values of the ALN domains', async () => {
+    const bindings = [
+      ['asset', 'assettype', 'ASSETTYPE'],
+      ['workorder', 'worktype', 'WORKTYPE'],
+      ['item', 'commoditygroup', 'COMMODITYGROUP'],
+    ];
+    for (const [table, column, domain] of bindings) {
+      const invalid = await scalar(
+        `select count(*)::int as n from ${table} t
+         where t.${column} is not null
+           and not exists (select 1 from alndomain a where a.domainid = '${domain}' and a.value = t.${column})`,
+      );
+      assert.equal(invalid, 0, `${table}.${column}`);
+    }
+  });
+
+  it('keeps hierarchies and references within one site', async () => {
+    assert.equal(
+      await scalar(
+        `select count(*)::int as n from locations l where l.parent is not null
+         and not exists (select 1 from locations p where p.location = l.parent and p.siteid = l.siteid)`,
+      ),
+      0,
+    );
+    assert.equal(await scalar(`select count(*)::int as n from locations where parent is null`), 2);
+    assert.ok((await scalar(`select count(*)::int as n from locations where type = 'STOREROOM'`)) >= 2);
+    assert.ok((await scalar(`select count(*)::int as n from asset where parent is not null`)) > 0);
+    assert.equal(
+      await scalar(
+        `select count(*)::int as n from asset a where a.parent is not null
+         and not exists (select 1 from asset p where p.assetnum = a.parent and p.siteid = a.siteid)`,
+      ),
+      0,
+    );
+    assert.equal(
+      await scalar(
+        `select count(*)::int as n from workorder w join asset a on a.assetnum = w.assetnum and a.siteid = w.siteid
+         where a.location is distinct from w.location`,
+      ),
+      0,
+    );
+    assert.equal(await scalar(`select count(*)::int as n from workorder where location is null`), 0);
+  });
+
+  it('grants the demo groups their rights and nothing on people or groups', async () => {
+    const rights = await storage.db
+      .selectFrom('osauth')
+      .select(['groupname', 'objectstructure', 'canread', 'caninsert', 'canupdate', 'candelete'])
+      .orderBy('groupname')
+      .orderBy('objectstructure')
+      .execute();
+    assert.equal(rights.filter((right) => right.groupname === 'MAINT').length, 6);
+    assert.equal(rights.filter((right) => right.groupname === 'VIEWER').length, 4);
+    assert.ok(rights.every((right) => right.canread));
+    assert.ok(
+      rights
+        .filter((right) => right.groupname === 'VIEWER')
+        .every((right) => !right.caninsert && !right.canupdate && !right.candelete),
+    );
+    assert.ok(!rights.some((right) => ['MXAPIPERUSER', 'MXAPIGROUP'].includes(right.objectstructure)));
+    const members = await storage.db
+      .selectFrom('groupuser')
+      .select(['groupname', 'userid'])
+      .orderBy('userid')
+      .execute();
+    assert.deepEqual(members, [
+      { groupname: ADMIN_GROUP, userid: 'MAXADMIN' },
+      { groupname: 'VIEWER', userid: 'SMITH' },
+      { groupname: 'MAINT', userid: 'WILSON' },
+    ]);
+    const users = await storage.db
+      .selectFrom('maxuser')
+      .select(['userid', 'password', 'defsite'])
+      .where('userid', '!=', 'MAXADMIN')
+      .execute();
+    assert.ok(users.every((user) => user.password === passwordHash && user.defsite === 'BEDFORD'));
+  });
+
+  it('changes nothing when seeded again', async () => {
+    const before = await snapshot();
+    const summary = await seedDemoData(storage.db, { passwordHash });
+    assert.ok(Object.values(summary).every((count) => count === 0));
+    assert.deepEqual(await snapshot(), before);
+  });
+});

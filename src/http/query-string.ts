@@ -1,0 +1,35 @@
+/**
+ * Query strings as clients send them (maximo-notes §10.7): a leading `?&`, empty parameters and repeated ones
+ * (the first wins). Values stay strings; parameter names keep their case (`savedQuery` is case-sensitive).
+ */
+export function parseQueryString(text: string): Record<string, string> {
+  const result: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const part of text.split('&')) {
+    if (part === '') continue;
+    const equals = part.indexOf('=');
+    const rawName = equals === -1 ? part : part.slice(0, equals);
+    const rawValue = equals === -1 ? '' : part.slice(equals + 1);
+    const name = decode(rawName);
+    if (name === undefined || name === '' || name in result) continue;
+    const value = decode(rawValue);
+    if (value !== undefined) result[name] = value;
+  }
+  return result;
+}
+
+function decode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `lean=1|true` or `lean=0|false`; undefined when absent or unreadable. */
+export function readFlag(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const lower = value.toLowerCase();
+  if (lower === '1' || lower === 'true') return true;
+  if (lower === '0' || lower === 'false') return false;
+  return undefined;
+}

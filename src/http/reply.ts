@@ -1,0 +1,12 @@
+import type { FastifyReply } from 'fastify';
+
+/**
+ * Sends a JSON body with `Content-Type: application/json` exactly (maximo-notes §10.8): Fastify appends
+ * `; charset=utf-8` to serialized objects, but leaves a Buffer's content type as set.
+ */
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', 'application/json')
+    .send(Buffer.from(JSON.stringify(body)));
+}

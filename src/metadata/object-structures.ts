@@ -1,0 +1,67 @@
+import type { ObjectStructureDef } from './types.js';
+
+/** The object structures the service offers; each is served on /oslc/os/<name> and /api/os/<name>. */
+export const baseObjectStructures: readonly ObjectStructureDef[] = [
+  {
+    name: 'MXAPIASSET',
+    aliases: ['MXASSET'],
+    description: 'Assets',
+    root: 'ASSET',
+    savedQueries: [
+      { name: 'OPERATING_ASSETS', title: 'Operating assets', where: 'status="OPERATING"' },
+      { name: 'BEDFORD_ASSETS', title: 'Assets of the Bedford site', where: 'siteid="BEDFORD"' },
+    ],
+  },
+  { name: 'MXAPIOPERLOC', aliases: ['MXOPERLOC'], description: 'Operating locations', root: 'LOCATIONS' },
+  { name: 'MXAPIITEM', aliases: ['MXITEM'], description: 'Items', root: 'ITEM' },
+  {
+    name: 'MXAPIWODETAIL',
+    aliases: ['MXWO', 'MXWODETAIL'],
+    description: 'Work orders',
+    root: 'WORKORDER',
+    savedQueries: [
+      {
+        name: 'OPEN_WORK',
+        title: 'Open work orders',
+        where: 'status in ["WAPPR","APPR","WSCH","WMATL","INPRG"]',
+      },
+    ],
+  },
+  {
+    name: 'MXAPIDOMAIN',
+    description: 'Domains with their values',
+    root: 'MAXDOMAIN',
+    children: [
+      { name: 'alndomain', object: 'ALNDOMAIN', on: [['domainid', 'domainid']] },
+      { name: 'synonymdomain', object: 'SYNONYMDOMAIN', on: [['domainid', 'domainid']] },
+      { name: 'numericdomain', object: 'NUMERICDOMAIN', on: [['domainid', 'domainid']] },
+    ],
+  },
+  { name: 'MXAPISYNONYMDOMAIN', description: 'Synonym domain values', root: 'SYNONYMDOMAIN' },
+  // ALN and numeric values and sites as members of their own: what lookups list (docs/lookups.md).
+  { name: 'MXAPIALNDOMAIN', description: 'ALN domain values', root: 'ALNDOMAIN' },
+  { name: 'MXAPINUMERICDOMAIN', description: 'Numeric domain values', root: 'NUMERICDOMAIN' },
+  { name: 'MXAPISITE', description: 'Sites', root: 'SITE' },
+  {
+    name: 'MXAPIPERUSER',
+    aliases: ['MXPERUSER'],
+    description: 'People and their user accounts',
+    root: 'PERSON',
+    children: [
+      {
+        name: 'maxuser',
+        object: 'MAXUSER',
+        on: [['personid', 'personid']],
+        children: [{ name: 'groupuser', object: 'GROUPUSER', on: [['userid', 'userid']] }],
+      },
+    ],
+  },
+  {
+    name: 'MXAPIGROUP',
+    description: 'Security groups and their members',
+    root: 'MAXGROUP',
+    children: [{ name: 'groupuser', object: 'GROUPUSER', on: [['groupname', 'groupname']] }],
+  },
+  // Administrators' view of API keys (maximo-notes §4.2); writes follow the rules of src/apikeys.
+  { name: 'MXAPIAPIKEY', description: 'API keys', root: 'APIKEYTOKEN' },
+];

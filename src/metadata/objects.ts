@@ -1,0 +1,687 @@
+import type { AttributeDef, ObjectDef } from './types.js';
+
+/** Attributes every business object carries: the change stamp kept by the service. */
+const changeTracking: AttributeDef[] = [
+  { name: 'changedate', type: 'DATETIME', title: 'Changed Date', generated: true },
+  { name: 'changeby', type: 'UPPER', title: 'Changed By', length: 30, generated: true },
+];
+
+const siteAndOrg: AttributeDef[] = [
+  {
+    name: 'siteid',
+    type: 'UPPER',
+    title: 'Site',
+    length: 8,
+    required: true,
+    insertOnly: true,
+    references: { object: 'SITE', on: [['siteid', 'siteid']] },
+    lookup: { kind: 'table', structure: 'MXAPISITE', where: 'active=1', match: [['orgid', 'orgid']] },
+  },
+  { name: 'orgid', type: 'UPPER', title: 'Organization', length: 8, insertOnly: true },
+];
+
+export const organization: ObjectDef = {
+  name: 'ORGANIZATION',
+  table: 'organization',
+  uniqueId: 'organizationid',
+  keys: ['orgid'],
+  attributes: [
+    { name: 'organizationid', type: 'BIGINT', title: 'Organization ID', generated: true },
+    { name: 'orgid', type: 'UPPER', title: 'Organization', length: 8, required: true, insertOnly: true },
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    { name: 'itemsetid', type: 'UPPER', title: 'Item Set', length: 8, required: true },
+    { name: 'basecurrency', type: 'UPPER', title: 'Base Currency', length: 8, defaultValue: 'USD' },
+    { name: 'active', type: 'YORN', title: 'Active', defaultValue: true },
+  ],
+};
+
+export const site: ObjectDef = {
+  name: 'SITE',
+  table: 'site',
+  uniqueId: 'siteuid',
+  keys: ['siteid'],
+  attributes: [
+    { name: 'siteuid', type: 'BIGINT', title: 'Site ID', generated: true },
+    { name: 'siteid', type: 'UPPER', title: 'Site', length: 8, required: true, insertOnly: true },
+    {
+      name: 'orgid',
+      type: 'UPPER',
+      title: 'Organization',
+      length: 8,
+      required: true,
+      references: { object: 'ORGANIZATION', on: [['orgid', 'orgid']] },
+    },
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    { name: 'active', type: 'YORN', title: 'Active', defaultValue: true },
+  ],
+  relations: [{ name: 'organization', object: 'ORGANIZATION', on: [['orgid', 'orgid']], many: false }],
+};
+
+export const person: ObjectDef = {
+  name: 'PERSON',
+  table: 'person',
+  uniqueId: 'personuid',
+  keys: ['personid'],
+  attributes: [
+    { name: 'personuid', type: 'BIGINT', title: 'Person ID', generated: true },
+    { name: 'personid', type: 'UPPER', title: 'Person', length: 30, required: true, insertOnly: true },
+    { name: 'displayname', type: 'ALN', title: 'Display Name', length: 62 },
+    { name: 'firstname', type: 'ALN', title: 'First Name', length: 30 },
+    { name: 'lastname', type: 'ALN', title: 'Last Name', length: 30 },
+    { name: 'title', type: 'ALN', title: 'Title', length: 62 },
+    { name: 'department', type: 'ALN', title: 'Department', length: 30 },
+    { name: 'primaryemail', type: 'ALN', title: 'Primary E-mail', length: 100 },
+    { name: 'primaryphone', type: 'ALN', title: 'Primary Phone', length: 40 },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: 20,
+      domainId: 'PERSONSTATUS',
+      defaultValue: 'ACTIVE',
+    },
+    {
+      name: 'locationsite',
+      type: 'UPPER',
+      title: 'Site',
+      length: 8,
+      references: { object: 'SITE', on: [['locationsite', 'siteid']] },
+    },
+    ...changeTracking,
+  ],
+  relations: [{ name: 'maxuser', object: 'MAXUSER', on: [['personid', 'personid']], many: false }],
+};
+
+export const maxuser: ObjectDef = {
+  name: 'MAXUSER',
+  table: 'maxuser',
+  uniqueId: 'maxuserid',
+  keys: ['userid'],
+  attributes: [
+    { name: 'maxuserid', type: 'BIGINT', title: 'User ID', generated: true },
+    { name: 'userid', type: 'UPPER', title: 'User', length: 30, required: true, insertOnly: true },
+    { name: 'loginid', type: 'UPPER', title: 'Login ID', length: 50 },
+    {
+      name: 'personid',
+      type: 'UPPER',
+      title: 'Person',
+      length: 30,
+      required: true,
+      references: { object: 'PERSON', on: [['personid', 'personid']] },
+    },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: 20,
+      domainId: 'MAXUSERSTATUS',
+      defaultValue: 'ACTIVE',
+    },
+    { name: 'password', type: 'ALN', title: 'Password', length: 128, writeOnly: true },
+    { name: 'failedlogins', type: 'INTEGER', title: 'Failed Logins', generated: true },
+    {
+      name: 'defsite',
+      type: 'UPPER',
+      title: 'Default Site',
+      length: 8,
+      references: { object: 'SITE', on: [['defsite', 'siteid']] },
+    },
+    { name: 'sysuser', type: 'YORN', title: 'System Account', defaultValue: false },
+    ...changeTracking,
+  ],
+  relations: [{ name: 'person', object: 'PERSON', on: [['personid', 'personid']], many: false }],
+};
+
+export const maxgroup: ObjectDef = {
+  name: 'MAXGROUP',
+  table: 'maxgroup',
+  uniqueId: 'maxgroupid',
+  keys: ['groupname'],
+  attributes: [
+    { name: 'maxgroupid', type: 'BIGINT', title: 'Group ID', generated: true },
+    { name: 'groupname', type: 'UPPER', title: 'Group', length: 30, required: true, insertOnly: true },
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    { name: 'adminmodelogin', type: 'YORN', title: 'Can Log In During Admin Mode', defaultValue: false },
+    { name: 'authallsites', type: 'YORN', title: 'Authorize Group for All Sites', defaultValue: false },
+    ...changeTracking,
+  ],
+};
+
+export const groupuser: ObjectDef = {
+  name: 'GROUPUSER',
+  table: 'groupuser',
+  uniqueId: 'groupuserid',
+  keys: ['groupname', 'userid'],
+  attributes: [
+    { name: 'groupuserid', type: 'BIGINT', title: 'Group User ID', generated: true },
+    {
+      name: 'groupname',
+      type: 'UPPER',
+      title: 'Group',
+      length: 30,
+      required: true,
+      insertOnly: true,
+      references: { object: 'MAXGROUP', on: [['groupname', 'groupname']] },
+    },
+    {
+      name: 'userid',
+      type: 'UPPER',
+      title: 'User',
+      length: 30,
+      required: true,
+      insertOnly: true,
+      references: { object: 'MAXUSER', on: [['userid', 'userid']] },
+      // People who have a user account; pick `maxuser.userid` (docs/lookups.md).
+      lookup: { kind: 'table', structure: 'MXAPIPERUSER', where: 'maxuser.userid="*"' },
+    },
+  ],
+  relations: [{ name: 'maxuser', object: 'MAXUSER', on: [['userid', 'userid']], many: false }],
+};
+
+export const maxdomain: ObjectDef = {
+  name: 'MAXDOMAIN',
+  table: 'maxdomain',
+  uniqueId: 'maxdomainid',
+  keys: ['domainid'],
+  attributes: [
+    { name: 'maxdomainid', type: 'BIGINT', title: 'Domain ID', generated: true },
+    { name: 'domainid', type: 'UPPER', title: 'Domain', length: 18, required: true, insertOnly: true },
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    {
+      name: 'domaintype',
+      type: 'UPPER',
+      title: 'Domain Type',
+      length: 10,
+      required: true,
+      insertOnly: true,
+      domainId: 'DOMTYPE',
+    },
+    {
+      name: 'maxtype',
+      type: 'UPPER',
+      title: 'Data Type',
+      length: 8,
+      domainId: 'MAXTYPE',
+      defaultValue: 'ALN',
+    },
+    { name: 'length', type: 'INTEGER', title: 'Length', defaultValue: 20 },
+    { name: 'scale', type: 'INTEGER', title: 'Scale', defaultValue: 0 },
+    ...changeTracking,
+  ],
+};
+
+const domainValueAttributes = (valueType: 'ALN' | 'DECIMAL'): AttributeDef[] => [
+  {
+    name: 'domainid',
+    type: 'UPPER',
+    title: 'Domain',
+    length: 18,
+    required: true,
+    insertOnly: true,
+    references: { object: 'MAXDOMAIN', on: [['domainid', 'domainid']] },
+  },
+  { name: 'value', type: valueType, title: 'Value', length: 50, required: true, insertOnly: true },
+  { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+  {
+    name: 'siteid',
+    type: 'UPPER',
+    title: 'Site',
+    length: 8,
+    insertOnly: true,
+    references: { object: 'SITE', on: [['siteid', 'siteid']] },
+  },
+  { name: 'orgid', type: 'UPPER', title: 'Organization', length: 8, insertOnly: true },
+  { name: 'valueid', type: 'ALN', title: 'Value ID', length: 256, generated: true },
+];
+
+export const alndomain: ObjectDef = {
+  name: 'ALNDOMAIN',
+  table: 'alndomain',
+  uniqueId: 'alndomainid',
+  keys: ['domainid', 'siteid', 'orgid', 'value'],
+  attributes: [
+    { name: 'alndomainid', type: 'BIGINT', title: 'ALN Domain ID', generated: true },
+    ...domainValueAttributes('ALN'),
+  ],
+};
+
+export const numericdomain: ObjectDef = {
+  name: 'NUMERICDOMAIN',
+  table: 'numericdomain',
+  uniqueId: 'numericdomainid',
+  keys: ['domainid', 'siteid', 'orgid', 'value'],
+  attributes: [
+    { name: 'numericdomainid', type: 'BIGINT', title: 'Numeric Domain ID', generated: true },
+    ...domainValueAttributes('DECIMAL'),
+  ],
+};
+
+export const synonymdomain: ObjectDef = {
+  name: 'SYNONYMDOMAIN',
+  table: 'synonymdomain',
+  uniqueId: 'synonymdomainid',
+  keys: ['domainid', 'maxvalue', 'siteid', 'orgid', 'value'],
+  attributes: [
+    { name: 'synonymdomainid', type: 'BIGINT', title: 'Synonym Domain ID', generated: true },
+    ...domainValueAttributes('ALN'),
+    {
+      name: 'maxvalue',
+      type: 'UPPER',
+      title: 'Internal Value',
+      length: 50,
+      required: true,
+      insertOnly: true,
+    },
+    { name: 'defaults', type: 'YORN', title: 'Default', defaultValue: false },
+  ],
+};
+
+export const tabledomain: ObjectDef = {
+  name: 'TABLEDOMAIN',
+  table: 'tabledomain',
+  uniqueId: 'tabledomainid',
+  keys: ['domainid', 'siteid', 'orgid'],
+  attributes: [
+    { name: 'tabledomainid', type: 'BIGINT', title: 'Table Domain ID', generated: true },
+    {
+      name: 'domainid',
+      type: 'UPPER',
+      title: 'Domain',
+      length: 18,
+      required: true,
+      insertOnly: true,
+      references: { object: 'MAXDOMAIN', on: [['domainid', 'domainid']] },
+    },
+    { name: 'objectname', type: 'UPPER', title: 'Object', length: 30, required: true },
+    { name: 'listwhereclause', type: 'ALN', title: 'List Where Clause', length: 4000 },
+    { name: 'validtnwhereclause', type: 'ALN', title: 'Validation Where Clause', length: 4000 },
+    { name: 'siteid', type: 'UPPER', title: 'Site', length: 8, insertOnly: true },
+    { name: 'orgid', type: 'UPPER', title: 'Organization', length: 8, insertOnly: true },
+  ],
+};
+
+export const locations: ObjectDef = {
+  name: 'LOCATIONS',
+  table: 'locations',
+  uniqueId: 'locationsid',
+  keys: ['location', 'siteid'],
+  siteAttribute: 'siteid',
+  orgAttribute: 'orgid',
+  attributes: [
+    { name: 'locationsid', type: 'BIGINT', title: 'Location ID', generated: true },
+    { name: 'location', type: 'UPPER', title: 'Location', length: 12, required: true, insertOnly: true },
+    ...siteAndOrg,
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: 20,
+      domainId: 'LOCASSETSTATUS',
+      defaultValue: 'NOT READY',
+    },
+    { name: 'statusdate', type: 'DATETIME', title: 'Status Date', generated: true },
+    {
+      name: 'type',
+      type: 'UPPER',
+      title: 'Type',
+      length: 16,
+      domainId: 'LOCTYPE',
+      defaultValue: 'OPERATING',
+    },
+    {
+      name: 'parent',
+      type: 'UPPER',
+      title: 'Parent Location',
+      length: 12,
+      references: {
+        object: 'LOCATIONS',
+        on: [
+          ['parent', 'location'],
+          ['siteid', 'siteid'],
+        ],
+      },
+      lookup: {
+        kind: 'table',
+        structure: 'MXAPIOPERLOC',
+        match: [['siteid', 'siteid']],
+        differ: [['location', 'location']],
+      },
+    },
+    { name: 'disabled', type: 'YORN', title: 'Disabled', defaultValue: false },
+    ...changeTracking,
+  ],
+  relations: [
+    {
+      name: 'parentlocation',
+      object: 'LOCATIONS',
+      on: [
+        ['parent', 'location'],
+        ['siteid', 'siteid'],
+      ],
+      many: false,
+    },
+    {
+      name: 'children',
+      object: 'LOCATIONS',
+      on: [
+        ['location', 'parent'],
+        ['siteid', 'siteid'],
+      ],
+      many: true,
+    },
+    {
+      name: 'asset',
+      object: 'ASSET',
+      on: [
+        ['location', 'location'],
+        ['siteid', 'siteid'],
+      ],
+      many: true,
+    },
+    { name: 'site', object: 'SITE', on: [['siteid', 'siteid']], many: false },
+  ],
+};
+
+export const item: ObjectDef = {
+  name: 'ITEM',
+  table: 'item',
+  uniqueId: 'itemid',
+  keys: ['itemnum', 'itemsetid'],
+  attributes: [
+    { name: 'itemid', type: 'BIGINT', title: 'Item ID', generated: true },
+    { name: 'itemnum', type: 'UPPER', title: 'Item', length: 30, required: true, insertOnly: true },
+    { name: 'itemsetid', type: 'UPPER', title: 'Item Set', length: 8, required: true, insertOnly: true },
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: 20,
+      domainId: 'ITEMSTATUS',
+      defaultValue: 'PENDING',
+    },
+    {
+      name: 'commoditygroup',
+      type: 'UPPER',
+      title: 'Commodity Group',
+      length: 8,
+      domainId: 'COMMODITYGROUP',
+    },
+    { name: 'orderunit', type: 'UPPER', title: 'Order Unit', length: 16 },
+    { name: 'issueunit', type: 'UPPER', title: 'Issue Unit', length: 16 },
+    { name: 'rotating', type: 'YORN', title: 'Rotating', defaultValue: false },
+    { name: 'unitcost', type: 'AMOUNT', title: 'Unit Cost' },
+    ...changeTracking,
+  ],
+};
+
+/**
+ * Asset status changes by internal value: a decommissioned asset stays decommissioned. Listed by the `status`
+ * lookup; synonyms of the current internal value are other statuses too (OPERATING → ACTIVE).
+ */
+const assetStatusTransitions: Readonly<Record<string, readonly string[]>> = {
+  'NOT READY': ['NOT READY', 'OPERATING', 'DECOMMISSIONED'],
+  OPERATING: ['OPERATING', 'NOT READY', 'DECOMMISSIONED'],
+  DECOMMISSIONED: [],
+};
+
+export const asset: ObjectDef = {
+  name: 'ASSET',
+  table: 'asset',
+  uniqueId: 'assetuid',
+  keys: ['assetnum', 'siteid'],
+  siteAttribute: 'siteid',
+  orgAttribute: 'orgid',
+  attributes: [
+    { name: 'assetuid', type: 'BIGINT', title: 'Asset ID', generated: true },
+    { name: 'assetnum', type: 'UPPER', title: 'Asset', length: 25, required: true, insertOnly: true },
+    ...siteAndOrg,
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: 20,
+      domainId: 'LOCASSETSTATUS',
+      defaultValue: 'NOT READY',
+      lookup: { kind: 'domain', transitions: assetStatusTransitions },
+    },
+    { name: 'statusdate', type: 'DATETIME', title: 'Status Date', generated: true },
+    { name: 'assettype', type: 'UPPER', title: 'Type', length: 16, domainId: 'ASSETTYPE' },
+    {
+      name: 'location',
+      type: 'UPPER',
+      title: 'Location',
+      length: 12,
+      references: {
+        object: 'LOCATIONS',
+        on: [
+          ['location', 'location'],
+          ['siteid', 'siteid'],
+        ],
+      },
+      lookup: { kind: 'table', structure: 'MXAPIOPERLOC', match: [['siteid', 'siteid']] },
+    },
+    {
+      name: 'parent',
+      type: 'UPPER',
+      title: 'Parent',
+      length: 25,
+      references: {
+        object: 'ASSET',
+        on: [
+          ['parent', 'assetnum'],
+          ['siteid', 'siteid'],
+        ],
+      },
+      lookup: {
+        kind: 'table',
+        structure: 'MXAPIASSET',
+        match: [['siteid', 'siteid']],
+        differ: [['assetnum', 'assetnum']],
+      },
+    },
+    { name: 'serialnum', type: 'ALN', title: 'Serial #', length: 64 },
+    { name: 'manufacturer', type: 'UPPER', title: 'Manufacturer', length: 12 },
+    {
+      name: 'itemnum',
+      type: 'UPPER',
+      title: 'Rotating Item',
+      length: 30,
+      // Rotating items of the item set of the site's organization.
+      lookup: {
+        kind: 'table',
+        structure: 'MXAPIITEM',
+        where: 'rotating=1',
+        match: [['itemsetid', 'site.organization.itemsetid']],
+      },
+    },
+    { name: 'purchaseprice', type: 'AMOUNT', title: 'Purchase Price' },
+    { name: 'installdate', type: 'DATETIME', title: 'Installation Date' },
+    { name: 'priority', type: 'INTEGER', title: 'Priority' },
+    { name: 'isrunning', type: 'YORN', title: 'Up', defaultValue: true },
+    ...changeTracking,
+  ],
+  relations: [
+    {
+      name: 'location',
+      object: 'LOCATIONS',
+      on: [
+        ['location', 'location'],
+        ['siteid', 'siteid'],
+      ],
+      many: false,
+    },
+    {
+      name: 'parentasset',
+      object: 'ASSET',
+      on: [
+        ['parent', 'assetnum'],
+        ['siteid', 'siteid'],
+      ],
+      many: false,
+    },
+    {
+      name: 'openwo',
+      object: 'WORKORDER',
+      on: [
+        ['assetnum', 'assetnum'],
+        ['siteid', 'siteid'],
+      ],
+      many: true,
+    },
+    { name: 'site', object: 'SITE', on: [['siteid', 'siteid']], many: false },
+  ],
+};
+
+export const workorder: ObjectDef = {
+  name: 'WORKORDER',
+  table: 'workorder',
+  uniqueId: 'workorderid',
+  keys: ['wonum', 'siteid'],
+  siteAttribute: 'siteid',
+  orgAttribute: 'orgid',
+  attributes: [
+    { name: 'workorderid', type: 'BIGINT', title: 'Work Order ID', generated: true },
+    { name: 'wonum', type: 'UPPER', title: 'Work Order', length: 25, required: true, insertOnly: true },
+    ...siteAndOrg,
+    { name: 'description', type: 'ALN', title: 'Description', length: 100 },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: 16,
+      domainId: 'WOSTATUS',
+      defaultValue: 'WAPPR',
+    },
+    { name: 'statusdate', type: 'DATETIME', title: 'Status Date', generated: true },
+    { name: 'worktype', type: 'UPPER', title: 'Work Type', length: 5, domainId: 'WORKTYPE' },
+    {
+      name: 'assetnum',
+      type: 'UPPER',
+      title: 'Asset',
+      length: 25,
+      references: {
+        object: 'ASSET',
+        on: [
+          ['assetnum', 'assetnum'],
+          ['siteid', 'siteid'],
+        ],
+      },
+      // Assets of the work order's site, and of its location once one is set.
+      lookup: {
+        kind: 'table',
+        structure: 'MXAPIASSET',
+        match: [
+          ['siteid', 'siteid'],
+          ['location', 'location'],
+        ],
+      },
+    },
+    {
+      name: 'location',
+      type: 'UPPER',
+      title: 'Location',
+      length: 12,
+      references: {
+        object: 'LOCATIONS',
+        on: [
+          ['location', 'location'],
+          ['siteid', 'siteid'],
+        ],
+      },
+      lookup: { kind: 'table', structure: 'MXAPIOPERLOC', match: [['siteid', 'siteid']] },
+    },
+    {
+      name: 'wopriority',
+      type: 'INTEGER',
+      title: 'Priority',
+      lookup: { kind: 'domain', domainId: 'WOPRIORITY' },
+    },
+    {
+      name: 'reportedby',
+      type: 'UPPER',
+      title: 'Reported By',
+      length: 30,
+      lookup: { kind: 'table', structure: 'MXAPIPERUSER', where: 'status="ACTIVE"' },
+    },
+    { name: 'reportdate', type: 'DATETIME', title: 'Reported Date' },
+    { name: 'targstartdate', type: 'DATETIME', title: 'Target Start' },
+    { name: 'targcompdate', type: 'DATETIME', title: 'Target Finish' },
+    { name: 'estdur', type: 'DECIMAL', title: 'Duration' },
+    ...changeTracking,
+  ],
+  relations: [
+    {
+      name: 'asset',
+      object: 'ASSET',
+      on: [
+        ['assetnum', 'assetnum'],
+        ['siteid', 'siteid'],
+      ],
+      many: false,
+    },
+    {
+      name: 'location',
+      object: 'LOCATIONS',
+      on: [
+        ['location', 'location'],
+        ['siteid', 'siteid'],
+      ],
+      many: false,
+    },
+    { name: 'site', object: 'SITE', on: [['siteid', 'siteid']], many: false },
+  ],
+};
+
+/**
+ * API keys (src/apikeys, docs/apikeys.md). The `apikey` column holds the sealed value; administrators read it
+ * decrypted (a read transform of the key service), and writes follow the key service's write rules.
+ */
+export const apikeytoken: ObjectDef = {
+  name: 'APIKEYTOKEN',
+  table: 'apikeytoken',
+  uniqueId: 'apikeytokenid',
+  // One key per user: the user id is the key, so the rest id never carries the key value.
+  keys: ['userid'],
+  attributes: [
+    { name: 'apikeytokenid', type: 'BIGINT', title: 'API Key Token ID', generated: true },
+    {
+      name: 'userid',
+      type: 'UPPER',
+      title: 'User',
+      length: 30,
+      required: true,
+      insertOnly: true,
+      references: { object: 'MAXUSER', on: [['userid', 'userid']] },
+      lookup: { kind: 'table', structure: 'MXAPIPERUSER', where: 'maxuser.userid="*"' },
+    },
+    { name: 'apikey', type: 'ALN', title: 'API Key', length: 128 },
+    { name: 'expiration', type: 'INTEGER', title: 'Token expiry in minutes', required: true },
+    { name: 'creationdate', type: 'DATETIME', title: 'Created', generated: true },
+    { name: 'clientcert', type: 'YORN', title: 'Client Certificate', defaultValue: false },
+    { name: 'exposedinurl', type: 'YORN', title: 'Sent in a URL', generated: true },
+    { name: 'exposeddate', type: 'DATETIME', title: 'First Sent in a URL', generated: true },
+  ],
+  relations: [{ name: 'maxuser', object: 'MAXUSER', on: [['userid', 'userid']], many: false }],
+};
+
+export const baseObjects: readonly ObjectDef[] = [
+  organization,
+  site,
+  person,
+  maxuser,
+  maxgroup,
+  groupuser,
+  maxdomain,
+  alndomain,
+  numericdomain,
+  synonymdomain,
+  tabledomain,
+  locations,
+  item,
+  asset,
+  workorder,
+  apikeytoken,
+];

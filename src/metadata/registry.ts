@@ -1,0 +1,116 @@
+import { baseObjects } from './objects.js';
+import { baseObjectStructures } from './object-structures.js';
+import type {
+  AttributeDef,
+  ChildDef,
+  ObjectDef,
+  ObjectStructureDef,
+  RelationDef,
+  SavedQueryDef,
+} from './types.js';
+
+/** A business object with its attributes and relations indexed by name. */
+export interface ObjectMeta {
+  def: ObjectDef;
+  name: string;
+  table: string;
+  uniqueId: string;
+  keys: readonly string[];
+  attributes: ReadonlyMap<string, AttributeDef>;
+  relations: ReadonlyMap<string, RelationDef>;
+}
+
+/** One node of an object structure: the root, or a child collection under its parent. */
+export interface StructureNode {
+  /** JSON name of the node: the child collection name, or the root object's name in lower case. */
+  name: string;
+  object: ObjectMeta;
+  /** Join to the parent node (empty on the root). */
+  on: ReadonlyArray<readonly [string, string]>;
+  children: readonly StructureNode[];
+}
+
+export interface ObjectStructure {
+  name: string;
+  description: string;
+  root: StructureNode;
+  savedQueries: readonly SavedQueryDef[];
+}
+
+/**
+ * The metadata of one running service. It starts from the base definitions and can grow at run time
+ * (`addAttribute`), so structural changes applied under admin mode reach every reader of the registry.
+ */
+export class MetadataRegistry {
+  private readonly objects = new Map<string, ObjectMeta>();
+  private readonly structures = new Map<string, ObjectStructure>();
+  private readonly structureDefs: ObjectStructureDef[] = [];
+
+  constructor(
+    objects: readonly ObjectDef[] = baseObjects,
+    structures: readonly ObjectStructureDef[] = baseObjectStructures,
+  ) {
+    for (const def of objects) this.objects.set(def.name, indexObject(def));
+    for (const def of structures) this.addObjectStructure(def);
+  }
+
+  object(name: string): ObjectMeta {
+    const meta = this.objects.get(name.toUpperCase());
+    if (!meta) throw new Error(`Unknown object ${name}`);
+    return meta;
+  }
+
+  /** Finds an object structure by name or alias, in any case. */
+  findObjectStructure(name: string): ObjectStructure | undefined {
+    return this.structures.get(name.toUpperCase());
+  }
+
+  objectStructures(): ObjectStructure[] {
+    return this.structureDefs.map((def) => this.structures.get(def.name)!);
+  }
+
+  addObjectStructure(def: ObjectStructureDef): void {
+    const structure: ObjectStructure = {
+      name: def.name,
+      description: def.description,
+      root: this.node(def.root.toLowerCase(), def.root, [], def.children ?? []),
+      savedQueries: def.savedQueries ?? [],
+    };
+    this.structureDefs.push(def);
+    for (const name of [def.name, ...(def.aliases ?? [])]) this.structures.set(name.toUpperCase(), structure);
+  }
+
+  /** Adds an attribute to an object at run time; every structure using the object sees it at once. */
+  addAttribute(objectName: string, attribute: AttributeDef): void {
+    const meta = this.object(objectName);
+    const def: ObjectDef = { ...meta.def, attributes: [...meta.def.attributes, attribute] };
+    const updated = indexObject(def);
+    Object.assign(meta, updated);
+  }
+
+  private node(
+    name: string,
+    objectName: string,
+    on: ReadonlyArray<readonly [string, string]>,
+    children: readonly ChildDef[],
+  ): StructureNode {
+    return {
+      name,
+      object: this.object(objectName),
+      on,
+      children: children.map((child) => this.node(child.name, child.object, child.on, child.children ?? [])),
+    };
+  }
+}
+
+function indexObject(def: ObjectDef): ObjectMeta {
+  return {
+    def,
+    name: def.name,
+    table: def.table,
+    uniqueId: def.uniqueId,
+    keys: def.keys,
+    attributes: new Map(def.attributes.map((attribute) => [attribute.name, attribute])),
+    relations: new Map((def.relations ?? []).map((relation) => [relation.name, relation])),
+  };
+}

@@ -1,0 +1,112 @@
+import { errors } from '../errors.js';
+import { readFlag } from '../http/query-string.js';
+import type { OrderByClause, SelectClause, WhereClause } from './query/ast.js';
+import { QueryParseError } from './query/ast.js';
+import { parseOrderBy, parseSelect, parseWhere } from './query/parse.js';
+import type { QueryRequest } from './query/plan.js';
+import { parseSearchAttributes, parseSearchTerms } from './query/search.js';
+import { parseTimeline } from './query/timeline.js';
+
+/** Parameters of a collection or resource GET, read from the query string (maximo-notes §2). */
+export interface CollectionParams {
+  query: QueryRequest;
+  /** Explicit `lean`, when sent. */
+  lean: boolean | undefined;
+  pageSize: number | undefined;
+  pageNumber: number;
+  collectionCount: boolean;
+  countOnly: boolean;
+  distinct: string | undefined;
+  relative: boolean;
+  collectionRefs: boolean;
+  dropNulls: boolean;
+  internalValues: boolean;
+  /** `stablepaging=1`: fix the page set at this request. */
+  stablePaging: boolean;
+  /** `stableId=<id>` of a later page of a stable page set. */
+  stableId: string | undefined;
+}
+
+/** Runs a parser and turns its refusal into the BMXAA8744E error object. */
+export function parsed<T>(parse: (text: string) => T, text: string): T {
+  try {
+    return parse(text);
+  } catch (error) {
+    if (error instanceof QueryParseError) throw errors.queryNotParsed(error.message);
+    throw error;
+  }
+}
+
+function positiveInteger(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d{1,9}$/.test(value.trim()) || Number(value) < 1) {
+    throw errors.badRequest(`The parameter ${name} must be a whole number greater than 0.`, {
+      attrName: name,
+      attrValue: value,
+    });
+  }
+  return Number(value);
+}
+
+const CHILD_WHERE = /^(.+)\.where$/;
+const CHILD_ORDER = /^(.+)\.orderBy$/;
+
+export function readCollectionParams(params: Readonly<Record<string, string>>): CollectionParams {
+  const where = params['oslc.where'];
+  const select = params['oslc.select'];
+  const orderBy = params['oslc.orderBy'];
+  const childWhere = new Map<string, WhereClause>();
+  const childOrderBy = new Map<string, OrderByClause>();
+  for (const [name, value] of Object.entries(params)) {
+    if (name.startsWith('oslc.') || value.trim() === '') continue;
+    const whereMatch = CHILD_WHERE.exec(name);
+    if (whereMatch) childWhere.set(lastSegment(whereMatch[1]!), parsed(parseWhere, value));
+    const orderMatch = CHILD_ORDER.exec(name);
+    if (orderMatch) childOrderBy.set(lastSegment(orderMatch[1]!), parsed(parseOrderBy, value));
+  }
+  const query: QueryRequest = {
+    ...(where !== undefined && where.trim() !== '' && { where: parsed(parseWhere, where) }),
+    ...(select !== undefined &&
+      select.trim() !== '' && { select: parsed(parseSelect, select) as SelectClause }),
+    ...(orderBy !== undefined && orderBy.trim() !== '' && { orderBy: parsed(parseOrderBy, orderBy) }),
+    anyTerm: readFlag(params.opmodeor) === true,
+    childWhere,
+    childOrderBy,
+    // The parameter name is case-sensitive: the deployed systems ignore `savedquery`, and so does this service.
+    ...(nonEmpty(params.savedQuery) && { savedQuery: params.savedQuery.trim() }),
+    ...(nonEmpty(params['oslc.searchTerms']) && {
+      search: {
+        terms: parseSearchTerms(params['oslc.searchTerms']),
+        ...(nonEmpty(params.searchAttributes) && {
+          attributes: parseSearchAttributes(params.searchAttributes),
+        }),
+      },
+    }),
+    ...(nonEmpty(params.tlrange) && { timeline: parseTimeline(params.tlrange, params.tlattribute) }),
+  };
+  return {
+    query,
+    lean: readFlag(params.lean),
+    pageSize: positiveInteger('oslc.pageSize', params['oslc.pageSize']),
+    pageNumber: positiveInteger('pageno', params.pageno) ?? 1,
+    collectionCount: readFlag(params.collectioncount) === true,
+    countOnly: readFlag(params.count) === true,
+    distinct: params.distinct?.trim() ? params.distinct.trim().toLowerCase() : undefined,
+    relative: readFlag(params.relativeuri) === true,
+    collectionRefs: readFlag(params.ignorecollectionref) !== true,
+    dropNulls: readFlag(params._dropnulls) !== false,
+    internalValues: readFlag(params.internalvalues) === true,
+    stablePaging: readFlag(params.stablepaging) === true,
+    stableId: nonEmpty(params.stableId) ? params.stableId.trim() : undefined,
+  };
+}
+
+/** Empty parameters count as absent (maximo-notes §10.7). */
+function nonEmpty(value: string | undefined): value is string {
+  return value !== undefined && value.trim() !== '';
+}
+
+/** `assetmeter.where` and `mxasset.assetmeter.where` both name the child `assetmeter`. */
+function lastSegment(path: string): string {
+  return path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+}

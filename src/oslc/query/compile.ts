@@ -1,0 +1,298 @@
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+} from 'kysely';
+import type { DynamicDatabase } from '../../db/schema.js';
+import type { ObjectMeta } from '../../metadata/registry.js';
+import type { StoredValue } from '../values.js';
+import type { ColumnRef, Filter, NodePlan, OrderPlan, Predicate, PredicateOp } from './plan.js';
+
+/**
+ * Compile stage: turns a plan into Kysely queries. Table and column names come only from the metadata the plan
+ * resolved; every value is a bound parameter.
+ */
+
+type Db = Kysely<DynamicDatabase>;
+type Eb = ExpressionBuilder<DynamicDatabase, string>;
+export type MemberQuery = SelectQueryBuilder<DynamicDatabase, string, Record<string, unknown>>;
+
+/** Alias of the table a node is read from. */
+export const NODE_ALIAS = 't0';
+
+/** Column alias of the n-th related (dot-notation) value of a node. */
+export const relatedAlias = (index: number): string => `__related${index}`;
+
+/** Attributes every member needs whatever the select: its keys (href), unique id and rowstamp. */
+export function fetchedAttributes(node: NodePlan, extra: readonly string[] = []): string[] {
+  const names = new Set<string>([...node.object.keys, node.object.uniqueId, ...extra]);
+  for (const selected of node.attributes) names.add(selected.attribute.name);
+  for (const child of node.children) for (const [parent] of child.on) names.add(parent);
+  return [...names];
+}
+
+/** A value of the node row, or of a row reached through 1:1 relations (a correlated scalar subquery). */
+function columnExpression(db: Db, ownerAlias: string, column: ColumnRef): Expression<unknown> {
+  if (column.via.length === 0) return sql.ref(`${ownerAlias}.${column.attribute.name}`);
+  const aliases = column.via.map((_, index) => `${ownerAlias}_r${index + 1}`);
+  const [first, ...rest] = column.via;
+  let query = db.selectFrom(`${column.viaTables[0]} as ${aliases[0]}`) as unknown as MemberQuery;
+  rest.forEach((relation, index) => {
+    const left = aliases[index]!;
+    const right = aliases[index + 1]!;
+    query = query.innerJoin(`${column.viaTables[index + 1]} as ${right}`, (join) =>
+      relation.on.reduce((acc, [from, to]) => acc.onRef(`${right}.${to}`, '=', `${left}.${from}`), join),
+    ) as unknown as MemberQuery;
+  });
+  for (const [from, to] of first!.on)
+    query = query.whereRef(`${aliases[0]}.${to}`, '=', `${ownerAlias}.${from}`);
+  return query
+    .select(sql.ref(`${aliases[aliases.length - 1]}.${column.attribute.name}`).as('value'))
+    .limit(1);
+}
+
+type Comparison = (eb: Eb, left: Expression<unknown>, predicate: Predicate) => Expression<SqlBool>;
+
+/**
+ * A value as a bound parameter. BIGINT values are typed explicitly: some BIGINT attributes are 32-bit columns
+ * (the unique ids), and PostgreSQL would type the parameter as the column and refuse a larger value instead of
+ * comparing it.
+ */
+function bound(column: ColumnRef, value: StoredValue): StoredValue | Expression<unknown> {
+  return column.attribute.type === 'BIGINT' ? sql`cast(${value} as bigint)` : value;
+}
+
+const compare =
+  (operator: '=' | '<>' | '>' | '>=' | '<' | '<='): Comparison =>
+  (eb, left, predicate) =>
+    eb(left, operator, 'value' in predicate ? bound(predicate.column, predicate.value) : null);
+
+const like =
+  (negated: boolean): Comparison =>
+  (eb, left, predicate) => {
+    if (!('pattern' in predicate)) throw new Error('like predicate without a pattern');
+    const operator = predicate.caseInsensitive
+      ? negated
+        ? 'not ilike'
+        : 'ilike'
+      : negated
+        ? 'not like'
+        : 'like';
+    return eb(left, operator, predicate.pattern);
+  };
+
+const list =
+  (negated: boolean): Comparison =>
+  (eb, left, predicate) => {
+    if (!('values' in predicate)) throw new Error('list predicate without values');
+    if (predicate.values.length === 0) return sql<SqlBool>`${sql.lit(negated)}`;
+    return eb(
+      left,
+      negated ? 'not in' : 'in',
+      predicate.values.map((value) => bound(predicate.column, value)),
+    );
+  };
+
+/** The operator table: one SQL form per predicate operator, checked exhaustive by the compiler. */
+const OPERATORS: { readonly [Op in PredicateOp]: Comparison } = {
+  eq: compare('='),
+  ne: compare('<>'),
+  gt: compare('>'),
+  ge: compare('>='),
+  lt: compare('<'),
+  le: compare('<='),
+  like: like(false),
+  notLike: like(true),
+  isNull: (eb, left) => eb(left, 'is', null),
+  isNotNull: (eb, left) => eb(left, 'is not', null),
+  in: list(false),
+  notIn: list(true),
+};
+
+export function filterExpression(
+  db: Db,
+  eb: Eb,
+  alias: string,
+  filter: Filter,
+): Expression<SqlBool> | undefined {
+  if (filter.predicates.length === 0) return undefined;
+  const parts = filter.predicates.map((predicate) =>
+    OPERATORS[predicate.op](eb, columnExpression(db, alias, predicate.column), predicate),
+  );
+  return filter.combine === 'or' ? eb.or(parts) : eb.and(parts);
+}
+
+function selectNode(db: Db, query: MemberQuery, node: NodePlan, extra: readonly string[]): MemberQuery {
+  let selected = query.select(
+    fetchedAttributes(node, extra).map((name) => sql.ref(`${NODE_ALIAS}.${name}`).as(name)),
+  );
+  selected = selected.select(sql.ref(`${NODE_ALIAS}.rowstamp`).as('rowstamp'));
+  node.related.forEach((related, index) => {
+    selected = selected.select(
+      // A subquery is parenthesized by the compiler; a plain column needs none.
+      sql`${columnExpression(db, NODE_ALIAS, related.column)}`.as(relatedAlias(index)),
+    );
+  });
+  return selected;
+}
+
+/** The page order: the requested attributes, then the unique id. */
+function orderTerms(object: ObjectMeta, order: readonly OrderPlan[]): Array<[string, 'asc' | 'desc']> {
+  // The unique id breaks ties, so that pages are stable and walking them visits every row once.
+  return [
+    ...order.map((term): [string, 'asc' | 'desc'] => [
+      `${NODE_ALIAS}.${term.attribute.name}`,
+      term.direction,
+    ]),
+    [`${NODE_ALIAS}.${object.uniqueId}`, 'asc'],
+  ];
+}
+
+function applyOrder(query: MemberQuery, object: ObjectMeta, order: readonly OrderPlan[]): MemberQuery {
+  let ordered = query;
+  for (const [column, direction] of orderTerms(object, order))
+    ordered = ordered.orderBy(sql.ref(column), direction);
+  return ordered;
+}
+
+export interface PageWindow {
+  limit: number;
+  offset: number;
+}
+
+/** The members of one page of the root collection (one row more than the page, to tell if another follows). */
+export function compilePage(
+  db: Db,
+  object: ObjectMeta,
+  node: NodePlan,
+  filters: readonly Filter[],
+  order: readonly OrderPlan[],
+  window: PageWindow,
+): MemberQuery {
+  let query = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
+  query = withFilters(db, query, filters);
+  query = selectNode(db, query, node, []);
+  return applyOrder(query, object, order)
+    .limit(window.limit + 1)
+    .offset(window.offset);
+}
+
+export function compileCount(db: Db, object: ObjectMeta, filters: readonly Filter[]): MemberQuery {
+  const query = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
+  return withFilters(db, query, filters).select(sql<number>`count(*)::integer`.as('count'));
+}
+
+/** Distinct values of one attribute over the filtered collection, in ascending order. */
+export function compileDistinct(
+  db: Db,
+  object: ObjectMeta,
+  attribute: string,
+  filters: readonly Filter[],
+): MemberQuery {
+  const query = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
+  return withFilters(db, query, filters)
+    .select(sql.ref(`${NODE_ALIAS}.${attribute}`).as('value'))
+    .distinct()
+    .where(sql.ref(`${NODE_ALIAS}.${attribute}`), 'is not', null)
+    .orderBy('value');
+}
+
+function withFilters(db: Db, query: MemberQuery, filters: readonly Filter[]): MemberQuery {
+  let filtered = query;
+  for (const filter of filters) {
+    if (filter.predicates.length === 0) continue;
+    filtered = filtered.where((eb) => filterExpression(db, eb, NODE_ALIAS, filter) ?? sql<SqlBool>`true`);
+  }
+  return filtered;
+}
+
+// ---- stable paging ------------------------------------------------------------------------------------------
+
+/** Members of stable page sets (migration 0003-stable-pages): one row per member, numbered in page order. */
+export const STABLE_MEMBER_TABLE = 'oslc_stable_member';
+const STABLE_ALIAS = 's';
+
+export type StableMembersInsert = InsertQueryBuilder<DynamicDatabase, string, InsertResult>;
+
+/**
+ * Fixes the members of a stable page set in one statement: the unique id of every row that passes the filters,
+ * numbered 1, 2, ... in page order, written by the database without a round trip through the service.
+ */
+export function compileStableMembers(
+  db: Db,
+  object: ObjectMeta,
+  filters: readonly Filter[],
+  order: readonly OrderPlan[],
+  stableId: string,
+): StableMembersInsert {
+  const ordering = sql.join(
+    orderTerms(object, order).map(([column, direction]) => sql`${sql.ref(column)} ${sql.raw(direction)}`),
+  );
+  let members = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
+  members = withFilters(db, members, filters).select([
+    sql<string>`cast(${stableId} as varchar)`.as('stableid'),
+    sql<number>`row_number() over (order by ${ordering})`.as('position'),
+    sql.ref(`${NODE_ALIAS}.${object.uniqueId}`).as('uniqueid'),
+  ]);
+  return db.insertInto(STABLE_MEMBER_TABLE).columns(['stableid', 'position', 'uniqueid']).expression(members);
+}
+
+/**
+ * One page of a stable page set: the members at positions after `offset`, read in their fixed order. Rows
+ * deleted since the set was made are simply missing from their page.
+ */
+export function compileStablePage(
+  db: Db,
+  object: ObjectMeta,
+  node: NodePlan,
+  stableId: string,
+  window: PageWindow,
+): MemberQuery {
+  let query = db
+    .selectFrom(`${object.table} as ${NODE_ALIAS}`)
+    .innerJoin(`${STABLE_MEMBER_TABLE} as ${STABLE_ALIAS}`, (join) =>
+      join.onRef(`${STABLE_ALIAS}.uniqueid`, '=', `${NODE_ALIAS}.${object.uniqueId}`),
+    ) as unknown as MemberQuery;
+  query = query
+    .where(sql.ref(`${STABLE_ALIAS}.stableid`), '=', stableId)
+    .where(sql.ref(`${STABLE_ALIAS}.position`), '>', window.offset)
+    .where(sql.ref(`${STABLE_ALIAS}.position`), '<=', window.offset + window.limit);
+  return selectNode(db, query, node, []).orderBy(sql.ref(`${STABLE_ALIAS}.position`), 'asc');
+}
+
+/**
+ * The rows of a child collection (or a 1:n relation) for a batch of parents: one query for the whole page,
+ * matched back to each parent by the join attributes.
+ */
+export function compileChildren(
+  db: Db,
+  node: NodePlan,
+  on: ReadonlyArray<readonly [string, string]>,
+  parentKeys: ReadonlyArray<readonly StoredValue[]>,
+  filter: Filter | undefined,
+  order: readonly OrderPlan[],
+): MemberQuery {
+  let query = db.selectFrom(`${node.object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
+  query = query.where((eb) =>
+    eb.or(
+      parentKeys.map((values) =>
+        eb.and(
+          on.map(([, child], index) => eb(sql.ref(`${NODE_ALIAS}.${child}`), '=', values[index] ?? null)),
+        ),
+      ),
+    ),
+  );
+  if (filter) query = withFilters(db, query, [filter]);
+  query = selectNode(
+    db,
+    query,
+    node,
+    on.map(([, child]) => child),
+  );
+  return applyOrder(query, node.object, order);
+}

@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import type { DynamicDatabase } from '../../db/schema.js';
+import type { ObjectMeta } from '../../metadata/registry.js';
+import type { StoredValue } from '../values.js';
+import {
+  compileChildren,
+  compileCount,
+  compileDistinct,
+  compilePage,
+  compileStablePage,
+  relatedAlias,
+  type PageWindow,
+} from './compile.js';
+import type { Filter, NodePlan, OrderPlan, QueryPlan } from './plan.js';
+
+/**
+ * Execute stage: runs the compiled queries and assembles members: one query for the page, one per child
+ * collection for the whole page (never one per member).
+ */
+
+export interface MemberRecord {
+  node: NodePlan;
+  /** Fetched attribute values by attribute name, plus `rowstamp`. */
+  values: Readonly<Record<string, StoredValue>>;
+  /** Values of the node's dot-notation selections, in `node.related` order. */
+  related: readonly StoredValue[];
+  /** Child collections and 1:n relations by JSON name. */
+  children: ReadonlyMap<string, readonly MemberRecord[]>;
+}
+
+export interface PageResult {
+  members: MemberRecord[];
+  hasMore: boolean;
+}
+
+type Row = Record<string, unknown>;
+
+function toRecord(node: NodePlan, row: Row): MemberRecord & { children: Map<string, MemberRecord[]> } {
+  return {
+    node,
+    values: row as Record<string, StoredValue>,
+    related: node.related.map((_, index) => (row[relatedAlias(index)] ?? null) as StoredValue),
+    children: new Map(),
+  };
+}
+
+const tupleKey = (values: readonly unknown[]): string => JSON.stringify(values);
+
+async function loadChildren(
+  db: Kysely<DynamicDatabase>,
+  records: ReadonlyArray<MemberRecord & { children: Map<string, MemberRecord[]> }>,
+): Promise<void> {
+  const node = records[0]?.node;
+  if (!node) return;
+  for (const child of node.children) {
+    const parentKeys = new Map<string, StoredValue[]>();
+    for (const record of records) {
+      const values = child.on.map(([parent]) => record.values[parent] ?? null);
+      if (values.some((value) => value === null)) continue;
+      parentKeys.set(tupleKey(values), values);
+    }
+    for (const record of records) record.children.set(child.jsonName, []);
+    if (parentKeys.size === 0) continue;
+    const rows = await compileChildren(
+      db,
+      child.node,
+      child.on,
+      [...parentKeys.values()],
+      child.filter,
+      child.order,
+    ).execute();
+    const childRecords = rows.map((row) => toRecord(child.node, row));
+    const byParent = new Map<string, MemberRecord[]>();
+    for (const record of childRecords) {
+      const key = tupleKey(child.on.map(([, column]) => record.values[column] ?? null));
+      const list = byParent.get(key);
+      if (list) list.push(record);
+      else byParent.set(key, [record]);
+    }
+    for (const record of records) {
+      const key = tupleKey(child.on.map(([parent]) => record.values[parent] ?? null));
+      record.children.set(child.jsonName, byParent.get(key) ?? []);
+    }
+    await loadChildren(db, childRecords);
+  }
+}
+
+export async function executePage(
+  db: Kysely<DynamicDatabase>,
+  plan: QueryPlan,
+  filters: readonly Filter[],
+  order: readonly OrderPlan[],
+  window: PageWindow,
+): Promise<PageResult> {
+  const rows = await compilePage(db, plan.structure.root.object, plan.root, filters, order, window).execute();
+  const hasMore = rows.length > window.limit;
+  const members = rows.slice(0, window.limit).map((row) => toRecord(plan.root, row));
+  await loadChildren(db, members);
+  return { members, hasMore };
+}
+
+/** A page of a stable page set; whether more follow is known from the set's size, not from the rows. */
+export async function executeStablePage(
+  db: Kysely<DynamicDatabase>,
+  plan: QueryPlan,
+  stableId: string,
+  window: PageWindow,
+): Promise<MemberRecord[]> {
+  const rows = await compileStablePage(db, plan.structure.root.object, plan.root, stableId, window).execute();
+  const members = rows.map((row) => toRecord(plan.root, row));
+  await loadChildren(db, members);
+  return members;
+}
+
+export async function executeCount(
+  db: Kysely<DynamicDatabase>,
+  object: ObjectMeta,
+  filters: readonly Filter[],
+): Promise<number> {
+  const row = await compileCount(db, object, filters).executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+export async function executeDistinct(
+  db: Kysely<DynamicDatabase>,
+  object: ObjectMeta,
+  attribute: string,
+  filters: readonly Filter[],
+): Promise<StoredValue[]> {
+  const rows = await compileDistinct(db, object, attribute, filters).execute();
+  return rows.map((row) => row.value as StoredValue);
+}

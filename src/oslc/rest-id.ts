@@ -1,0 +1,36 @@
+/**
+ * Rest ids (maximo-notes §1.1): `_` + base64 of the primary-key values joined by `/`, with `+` written `_` and `=`
+ * written `-`; a null key part is `~NULL~`. Base64's `/` would split the URL path, so it is written `.`
+ * (the notes leave it open; see docs/compatibility.md).
+ */
+const NULL_PART = '~NULL~';
+/** A `/` inside a key value would read as a separator; it is written `~sp~` (and read back). */
+const SLASH = '~sp~';
+
+const keyText = (parts: readonly KeyValue[]): string =>
+  parts.map((value) => (value === null ? NULL_PART : String(value).replaceAll('/', SLASH))).join('/');
+
+export type KeyValue = string | number | boolean | null;
+
+const restBase64 = (text: string): string =>
+  Buffer.from(text, 'utf8').toString('base64').replace(/\+/g, '_').replace(/\//g, '.').replace(/=/g, '-');
+
+export function encodeRestId(keyValues: readonly KeyValue[]): string {
+  return `_${restBase64(keyText(keyValues))}`;
+}
+
+/** The key parts of a rest id, or undefined when it is not one (wrong alphabet, wrong number of parts). */
+export function decodeRestId(restId: string, keyCount: number): Array<string | null> | undefined {
+  if (!/^_[A-Za-z0-9_.-]+$/.test(restId)) return undefined;
+  const base64 = restId.slice(1).replace(/_/g, '+').replace(/\./g, '/').replace(/-/g, '=');
+  const text = Buffer.from(base64, 'base64').toString('utf8');
+  if (Buffer.from(text, 'utf8').toString('base64') !== base64) return undefined;
+  const parts = text.split('/');
+  if (parts.length !== keyCount) return undefined;
+  return parts.map((part) => (part === NULL_PART ? null : part.replaceAll(SLASH, '/')));
+}
+
+/** Anchor href of a child object (not dereferenceable, as in the deployed systems). */
+export function childAnchor(parts: readonly KeyValue[]): string {
+  return `http://childkey#${restBase64(keyText(parts))}`;
+}

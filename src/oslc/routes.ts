@@ -1,0 +1,381 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Right } from '../auth/types.js';
+import { errors } from '../errors.js';
+import { collectionHref, linksFor, resourceHref, type ApiRoot, type Links } from '../http/links.js';
+import { readFlag } from '../http/query-string.js';
+import { sendJson } from '../http/reply.js';
+import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
+import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
+import type { SelectItem } from './query/ast.js';
+import { parseSelect } from './query/parse.js';
+import { apiMetaJson } from './query/apimeta.js';
+import { pageSizeExceeded, type Filter, type QueryRequest } from './query/plan.js';
+import { collectionJson, memberJson, resourceJson, restIdOf, type ResponseOptions } from './response.js';
+import { QueryStringSchema, ResourceBody, ResourceParams, StructureParams, WriteHeaders } from './schemas.js';
+import type { PageOfMembers, ResourceService } from './service.js';
+import { toJson } from './values.js';
+
+export interface OslcRoutesOptions {
+  root: ApiRoot;
+  contextRoot: string;
+  resources: ResourceService;
+  /**
+   * Largest page a client may ask for on an object structure (canonical name, `MXAPIASSET`); a larger
+   * `oslc.pageSize` is refused (`mxe.oslc.maxpagesize`, `mxe.oslc.<os>.maxpagesize`).
+   */
+  maxPageSize: (osName: string) => number;
+  /** Seconds a stable page set may stay unused before it expires (`mxe.oslc.idleexiry`). */
+  idleExpiry: () => number;
+}
+
+/** Idle expiry of stable page sets when no system property says otherwise (maximo-notes §2.5: 5 minutes). */
+export const DEFAULT_IDLE_EXPIRY_SECONDS = 300;
+
+/** Parameters that must never be echoed into hrefs (a key in a URL is a secret already exposed once). */
+const SECRET_PARAMETERS = new Set(['apikey']);
+
+/** Object-structure resources: collections, members, and their writes (maximo-notes §1, §2, §10). */
+export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOptions): Promise<void> {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { resources } = options;
+
+  routes.get(
+    '/os/:os',
+    {
+      schema: { params: StructureParams, querystring: QueryStringSchema },
+      config: { access: { kind: 'objectStructure', right: 'read' } },
+    },
+    async (request, reply) => sendCollection(request, reply, options, request.objectStructure!),
+  );
+
+  routes.get(
+    '/apimeta/:os',
+    {
+      schema: { params: StructureParams, querystring: QueryStringSchema },
+      config: { access: { kind: 'objectStructure', right: 'read' } },
+    },
+    async (request, reply) => {
+      const links = linksFor(
+        request,
+        options.contextRoot,
+        options.root,
+        readFlag(request.query.relativeuri) === true,
+      );
+      return sendJson(
+        reply,
+        200,
+        apiMetaJson(request.objectStructure!, links, request.params.os.toLowerCase()),
+      );
+    },
+  );
+
+  routes.get(
+    '/os/:os/:id',
+    {
+      schema: { params: ResourceParams, querystring: QueryStringSchema },
+      config: { access: { kind: 'objectStructure', right: 'read' } },
+    },
+    async (request, reply) => {
+      const structure = request.objectStructure!;
+      const params = readCollectionParams(request.query);
+      const uniqueId = await resources.resolveId(structure, request.params.id);
+      return sendResource(request, reply, options, structure, uniqueId, params, 200);
+    },
+  );
+
+  routes.post(
+    '/os/:os',
+    {
+      schema: {
+        params: StructureParams,
+        querystring: QueryStringSchema,
+        body: ResourceBody,
+        headers: WriteHeaders,
+      },
+      config: { access: { kind: 'objectStructure', right: 'insert' } },
+    },
+    async (request, reply) => {
+      const override = request.headers['x-method-override'];
+      if (override !== undefined) throw errors.methodNotAllowed(`POST with x-method-override ${override}`);
+      const structure = request.objectStructure!;
+      const uniqueId = await resources.create(structure, request.body, request.user!);
+      const params = readCollectionParams(request.query);
+      return sendWritten(request, reply, options, structure, uniqueId, params, 201);
+    },
+  );
+
+  routes.post(
+    '/os/:os/:id',
+    {
+      schema: { params: ResourceParams, querystring: QueryStringSchema, headers: WriteHeaders },
+      config: { access: { kind: 'objectStructure', right: overrideRight } },
+    },
+    async (request, reply) => {
+      const structure = request.objectStructure!;
+      const user = request.user!;
+      if (overrideRight(request) === 'delete') {
+        await resources.remove(structure, request.params.id, user);
+        return reply.code(204).send();
+      }
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw errors.badRequest('The request body must be a JSON object.');
+      }
+      const merge = (request.headers.patchtype ?? '').toUpperCase() === 'MERGE';
+      const uniqueId = await resources.update(
+        structure,
+        request.params.id,
+        body as Record<string, unknown>,
+        user,
+        {
+          merge,
+        },
+      );
+      return sendWritten(
+        request,
+        reply,
+        options,
+        structure,
+        uniqueId,
+        readCollectionParams(request.query),
+        204,
+      );
+    },
+  );
+
+  routes.delete(
+    '/os/:os/:id',
+    {
+      schema: { params: ResourceParams },
+      config: { access: { kind: 'objectStructure', right: 'delete' } },
+    },
+    async (request, reply) => {
+      await resources.remove(request.objectStructure!, request.params.id, request.user!);
+      return reply.code(204).send();
+    },
+  );
+}
+
+/**
+ * What a collection answer covers when it is not an object structure's own collection: a lookup (src/lookups)
+ * answers members of a target structure, narrowed by filters computed from a record, at its own address.
+ */
+export interface CollectionScope {
+  /** Filters beyond the query's own. */
+  extraFilters?: readonly Filter[];
+  /** Structure name used in member hrefs (default: the name in the path). */
+  osName?: string;
+  /** Address of this collection without query (default: the structure's collection); page links build on it. */
+  href?: string;
+}
+
+/** A collection GET: count, distinct values, or one page of members (maximo-notes §2, §10.10). */
+export async function sendCollection(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  scope: CollectionScope = {},
+): Promise<FastifyReply> {
+  const { resources } = options;
+  const query = request.query as Readonly<Record<string, string>>;
+  const extraFilters = scope.extraFilters ?? [];
+  const params = readCollectionParams(query);
+  const plan = resources.plan(structure, params.query);
+  const responseOptions = {
+    ...(await responseOptionsFor(request, options, params)),
+    ...(scope.osName !== undefined && { osName: scope.osName }),
+  };
+  if (params.countOnly)
+    return sendJson(reply, 200, { totalCount: await resources.count(plan, extraFilters) });
+  if (params.distinct !== undefined) {
+    const values = await resources.distinct(plan, params.distinct, extraFilters);
+    return sendJson(reply, 200, values.map(toJson));
+  }
+  const limit = options.maxPageSize(structure.name);
+  const pageSize = params.pageSize ?? limit;
+  if (pageSize > limit) throw pageSizeExceeded(pageSize, limit);
+  const window = { limit: pageSize, offset: (params.pageNumber - 1) * pageSize };
+  let page: PageOfMembers;
+  let stableId: string | undefined;
+  if (params.stableId !== undefined || params.stablePaging) {
+    // Later pages read the set fixed by the first request; the where clause and order of this one no longer count.
+    const owner = { objectStructure: structure.name, userid: request.user?.userid ?? '' };
+    const idleSeconds = options.idleExpiry();
+    stableId = params.stableId ?? (await resources.createStableSet(plan, owner, idleSeconds, extraFilters));
+    const { totalCount, ...stablePage } = await resources.stablePage({
+      plan,
+      stableId,
+      owner,
+      window,
+      idleSeconds,
+      reader: request.user,
+    });
+    page = params.collectionCount ? { ...stablePage, totalCount } : stablePage;
+  } else {
+    page = await resources.page({
+      plan,
+      window,
+      extraFilters,
+      withCount: params.collectionCount,
+      reader: request.user,
+    });
+  }
+  const shaping = { ...responseOptions, domains: page.domains };
+  const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
+  const pageHref = (pageNumber: number) => `${base}?${pageQuery(query, pageNumber, stableId)}`;
+  const json = collectionJson(
+    page.members.map((member) => memberJson(member, shaping)),
+    {
+      href: `${base}${visibleQuery(query)}`,
+      pageNumber: params.pageNumber,
+      ...(page.hasMore && { nextHref: pageHref(params.pageNumber + 1) }),
+      // Stable pages are read forwards only (maximo-notes §2.5).
+      ...(params.pageNumber > 1 &&
+        stableId === undefined && { previousHref: pageHref(params.pageNumber - 1) }),
+      ...(page.totalCount !== undefined && {
+        totalCount: page.totalCount,
+        totalPages: Math.ceil(page.totalCount / pageSize),
+      }),
+    },
+    shaping,
+  );
+  return sendJson(reply, 200, json);
+}
+
+/** POST on a member is an update (`x-method-override: PATCH`) or a delete (`x-method-override: DELETE`). */
+function overrideRight(request: FastifyRequest): Right {
+  const override = String(request.headers['x-method-override'] ?? '').toUpperCase();
+  if (override === 'PATCH' || override === 'MERGE') return 'update';
+  if (override === 'DELETE') return 'delete';
+  throw errors.methodNotAllowed(
+    override === '' ? 'POST on a member without x-method-override' : `x-method-override ${override}`,
+  );
+}
+
+/** /oslc answers namespaced JSON unless `lean=1`; /api answers lean JSON unless `lean=0` (docs/compatibility.md). */
+export function isLean(root: ApiRoot, lean: boolean | undefined): boolean {
+  return lean ?? root === 'api';
+}
+
+async function responseOptionsFor(
+  request: FastifyRequest,
+  options: OslcRoutesOptions,
+  params: CollectionParams,
+): Promise<Omit<ResponseOptions, 'domains'>> {
+  const links: Links = linksFor(request, options.contextRoot, options.root, params.relative);
+  return {
+    links,
+    osName: (request.params as { os: string }).os.toLowerCase(),
+    lean: isLean(options.root, params.lean),
+    dropNulls: params.dropNulls,
+    internalValues: params.internalValues,
+    collectionRefs: params.collectionRefs,
+  };
+}
+
+/** Everything of a resource when the client names nothing: all attributes and every child collection. */
+function fullSelect(node: StructureNode): SelectItem[] {
+  const position = { line: 1, column: 1 };
+  return [
+    { kind: 'all', position },
+    ...node.children.map((child): SelectItem => ({
+      kind: 'child',
+      name: child.name,
+      items: fullSelect(child),
+      position,
+    })),
+  ];
+}
+
+async function sendResource(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  uniqueId: number,
+  params: CollectionParams,
+  status: number,
+  select?: string,
+): Promise<FastifyReply> {
+  const selectClause =
+    select !== undefined
+      ? parsed(parseSelect, select)
+      : (params.query.select ?? { items: fullSelect(structure.root) });
+  // A resource is addressed by its id: none of the collection's filters apply to it.
+  const query: QueryRequest = {
+    ...params.query,
+    select: selectClause,
+    where: undefined,
+    savedQuery: undefined,
+    search: undefined,
+    timeline: undefined,
+  };
+  const plan = options.resources.plan(structure, query);
+  const page = await options.resources.page({
+    plan,
+    window: { limit: 1, offset: 0 },
+    extraFilters: [options.resources.byUniqueId(structure, uniqueId)],
+    withCount: false,
+    reader: request.user,
+  });
+  const member = page.members[0];
+  if (!member) throw errors.resourceNotFound(structure.name, String(uniqueId));
+  const shaping = { ...(await responseOptionsFor(request, options, params)), domains: page.domains };
+  return sendJson(reply, status, resourceJson(memberJson(member, shaping), shaping));
+}
+
+/** After a create or update: `Location`, and the resource itself when a `properties` header asks for it. */
+async function sendWritten(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  uniqueId: number,
+  params: CollectionParams,
+  status: 201 | 204,
+): Promise<FastifyReply> {
+  const properties = request.headers.properties;
+  const wanted = typeof properties === 'string' && properties.trim() !== '' ? properties.trim() : undefined;
+  const links = linksFor(request, options.contextRoot, options.root, false);
+  const page = await options.resources.page({
+    plan: options.resources.plan(structure, { select: { items: [] } }),
+    window: { limit: 1, offset: 0 },
+    extraFilters: [options.resources.byUniqueId(structure, uniqueId)],
+    withCount: false,
+  });
+  const member = page.members[0];
+  if (member)
+    reply.header(
+      'location',
+      resourceHref(links, (request.params as { os: string }).os.toLowerCase(), restIdOf(member)),
+    );
+  if (wanted === undefined) return status === 201 ? reply.code(201).send() : reply.code(204).send();
+  return sendResource(
+    request,
+    reply,
+    options,
+    structure,
+    uniqueId,
+    params,
+    status === 201 ? 201 : 200,
+    wanted,
+  );
+}
+
+function visibleEntries(query: Readonly<Record<string, string>>): Array<[string, string]> {
+  return Object.entries(query).filter(([name]) => !SECRET_PARAMETERS.has(name.toLowerCase()));
+}
+
+function visibleQuery(query: Readonly<Record<string, string>>): string {
+  const entries = visibleEntries(query);
+  return entries.length === 0 ? '' : `?${new URLSearchParams(entries).toString()}`;
+}
+
+/** The request's parameters with `pageno` set (first, as the deployed systems write it), and `stableId` if any. */
+function pageQuery(query: Readonly<Record<string, string>>, pageNumber: number, stableId?: string): string {
+  const entries = visibleEntries(query).filter(([name]) => name !== 'pageno' && name !== 'stableId');
+  const stable: Array<[string, string]> = stableId === undefined ? [] : [['stableId', stableId]];
+  return new URLSearchParams([['pageno', String(pageNumber)], ...stable, ...entries]).toString();
+}

@@ -1,0 +1,572 @@
+import type { Kysely, Transaction } from 'kysely';
+import { hashPassword } from '../auth/password.js';
+import type { UserProfile } from '../auth/types.js';
+import type { Storage } from '../db/database.js';
+import type { DynamicDatabase } from '../db/schema.js';
+import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
+import { errors, MaximoError } from '../errors.js';
+import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
+import { compileStableMembers, type PageWindow } from './query/compile.js';
+import {
+  executeCount,
+  executeDistinct,
+  executePage,
+  executeStablePage,
+  type MemberRecord,
+} from './query/execute.js';
+import {
+  planFilters,
+  planQuery,
+  unknownAttribute,
+  type Filter,
+  type QueryPlan,
+  type QueryRequest,
+} from './query/plan.js';
+import {
+  createStableSet,
+  newStableId,
+  STABLE_ID,
+  touchStableSet,
+  type StableSetOwner,
+} from './query/stable-pages.js';
+import * as repository from './repository.js';
+import type { Row } from './repository.js';
+import { decodeRestId } from './rest-id.js';
+import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
+import { toStored, type StoredValue } from './values.js';
+
+/** One write of one record, seen by write observers inside the writing transaction. */
+export interface RecordWrite {
+  object: ObjectMeta;
+  operation: 'insert' | 'update' | 'delete';
+  uniqueId: number;
+  before: Readonly<Row> | undefined;
+  after: Readonly<Row> | undefined;
+  user: UserProfile;
+}
+
+/**
+ * Runs inside the transaction of every write, after the row is written: what it writes commits or rolls back with
+ * the record (change tracking of migration packages hooks in here).
+ */
+export type WriteObserver = (transaction: Kysely<DynamicDatabase>, write: RecordWrite) => Promise<void>;
+
+/** What a write rule sees: the transaction, the writer, and the values about to be written (which it may change). */
+export interface WriteRuleContext {
+  db: Kysely<DynamicDatabase>;
+  object: ObjectMeta;
+  user: UserProfile;
+  /** The converted values: on insert the whole record, on update the changed attributes. */
+  values: Row;
+}
+
+/**
+ * Rules of one object beyond what its metadata declares (API keys: one per user, generated and sealed values),
+ * run inside the writing transaction after the metadata's own validation and before the row is written.
+ */
+export interface WriteRules {
+  beforeInsert?(context: WriteRuleContext): Promise<void>;
+  beforeUpdate?(context: WriteRuleContext & { before: Readonly<Row> }): Promise<void>;
+}
+
+/**
+ * Computes the value a reader sees from the stored one (a sealed API key read in clear by administrators). The
+ * reader is null when the read is not on behalf of a user, and then sees what an unprivileged reader sees.
+ */
+export type ReadTransform = (stored: StoredValue, reader: UserProfile | null) => StoredValue;
+
+export interface PageQuery {
+  plan: QueryPlan;
+  window: PageWindow;
+  /** Filters beyond the plan's own (saved queries, lookups, time lines). */
+  extraFilters?: readonly Filter[];
+  withCount: boolean;
+  /** Who reads, for read transforms (see `addReadTransform`). */
+  reader?: UserProfile | null;
+}
+
+export interface PageOfMembers {
+  members: MemberRecord[];
+  hasMore: boolean;
+  totalCount?: number;
+  domains: DomainSnapshot;
+}
+
+export interface StablePageQuery {
+  plan: QueryPlan;
+  stableId: string;
+  owner: StableSetOwner;
+  window: PageWindow;
+  /** Seconds a set may stay unused before it expires. */
+  idleSeconds: number;
+  reader?: UserProfile | null;
+}
+
+const PG_UNIQUE_VIOLATION = '23505';
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+const PG_DATA_EXCEPTION_CLASS = '22';
+
+/**
+ * Reads and writes object-structure resources. Every write of every object goes through `create`, `update` and
+ * `remove` here: one transaction per request, validation before each row, observers inside the transaction, and one
+ * change notification per written object when it commits.
+ */
+export class ResourceService {
+  private readonly observers: WriteObserver[] = [];
+  private readonly writeRules = new Map<string, WriteRules>();
+  private readonly readTransforms = new Map<string, Map<string, ReadTransform>>();
+  private readonly db: Kysely<DynamicDatabase>;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly metadata: MetadataRegistry,
+    private readonly domains: DomainCache,
+  ) {
+    this.db = storage.db as unknown as Kysely<DynamicDatabase>;
+  }
+
+  addWriteObserver(observer: WriteObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** Registers the write rules of an object (by name, upper case); one set per object. */
+  addWriteRules(objectName: string, rules: WriteRules): void {
+    this.writeRules.set(objectName.toUpperCase(), rules);
+  }
+
+  /** Registers how an attribute's stored value is presented on every read of its object. */
+  addReadTransform(objectName: string, attribute: string, transform: ReadTransform): void {
+    const name = objectName.toUpperCase();
+    const transforms = this.readTransforms.get(name) ?? new Map<string, ReadTransform>();
+    transforms.set(attribute, transform);
+    this.readTransforms.set(name, transforms);
+  }
+
+  plan(structure: ObjectStructure, request: QueryRequest): QueryPlan {
+    return planQuery(this.metadata, structure, request);
+  }
+
+  async page(query: PageQuery): Promise<PageOfMembers> {
+    const filters = [...planFilters(query.plan), ...(query.extraFilters ?? [])];
+    const object = query.plan.structure.root.object;
+    const [page, totalCount, domains] = await Promise.all([
+      executePage(this.db, query.plan, filters, query.plan.order, query.window),
+      query.withCount ? executeCount(this.db, object, filters) : Promise.resolve(undefined),
+      this.domains.snapshot(),
+    ]);
+    const members = this.present(page.members, query.reader ?? null);
+    return { ...page, members, ...(totalCount !== undefined && { totalCount }), domains };
+  }
+
+  async count(plan: QueryPlan, extraFilters: readonly Filter[] = []): Promise<number> {
+    return executeCount(this.db, plan.structure.root.object, [...planFilters(plan), ...extraFilters]);
+  }
+
+  async distinct(
+    plan: QueryPlan,
+    attribute: string,
+    extraFilters: readonly Filter[] = [],
+  ): Promise<StoredValue[]> {
+    const object = plan.structure.root.object;
+    // A transformed attribute's stored values are not what readers see (sealed keys): never listed raw.
+    if (
+      !object.attributes.has(attribute) ||
+      object.attributes.get(attribute)?.writeOnly ||
+      this.readTransforms.get(object.name)?.has(attribute)
+    ) {
+      throw unknownAttribute(attribute, object.name);
+    }
+    return executeDistinct(this.db, object, attribute, [...planFilters(plan), ...extraFilters]);
+  }
+
+  /**
+   * Starts stable paging: the members of the plan, in page order, fixed now for all later pages. Answers the
+   * new set's stable id.
+   */
+  async createStableSet(
+    plan: QueryPlan,
+    owner: StableSetOwner,
+    idleSeconds: number,
+    extraFilters: readonly Filter[] = [],
+  ): Promise<string> {
+    const stableId = newStableId();
+    const object = plan.structure.root.object;
+    await createStableSet(this.db, stableId, owner, idleSeconds, async (transaction) => {
+      const result = await compileStableMembers(
+        transaction,
+        object,
+        [...planFilters(plan), ...extraFilters],
+        plan.order,
+        stableId,
+      ).executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0);
+    });
+    return stableId;
+  }
+
+  /** A page of a stable page set, read with the plan's selection; an unknown or expired set is an error. */
+  async stablePage(query: StablePageQuery): Promise<PageOfMembers & { totalCount: number }> {
+    const { plan, stableId, window } = query;
+    const total = STABLE_ID.test(stableId)
+      ? await touchStableSet(this.db, stableId, query.owner, query.idleSeconds)
+      : undefined;
+    if (total === undefined) throw errors.stablePageSetGone(stableId);
+    // Past the end there is nothing to read (and positions past the set need not fit the position column).
+    const [members, domains] = await Promise.all([
+      window.offset < total ? executeStablePage(this.db, plan, stableId, window) : Promise.resolve([]),
+      this.domains.snapshot(),
+    ]);
+    return {
+      members: this.present(members, query.reader ?? null),
+      hasMore: window.offset + window.limit < total,
+      totalCount: total,
+      domains,
+    };
+  }
+
+  private present(members: MemberRecord[], reader: UserProfile | null): MemberRecord[] {
+    if (this.readTransforms.size === 0) return members;
+    return members.map((member) => this.presentRecord(member, reader));
+  }
+
+  private presentRecord(record: MemberRecord, reader: UserProfile | null): MemberRecord {
+    const transforms = this.readTransforms.get(record.node.object.name);
+    let values = record.values;
+    if (transforms) {
+      const changed: Record<string, StoredValue> = { ...values };
+      for (const [attribute, transform] of transforms) {
+        if (attribute in changed) changed[attribute] = transform(changed[attribute] ?? null, reader);
+      }
+      values = changed;
+    }
+    const children = new Map(
+      [...record.children].map(([name, rows]) => [name, rows.map((row) => this.presentRecord(row, reader))]),
+    );
+    return { ...record, values, children };
+  }
+
+  /** The unique id of a resource addressed by rest id (`_QTEwMDMvQkVERk9SRA--`) or numeric unique id (`9`). */
+  async resolveId(
+    structure: ObjectStructure,
+    id: string,
+    db: Kysely<DynamicDatabase> = this.db,
+  ): Promise<number> {
+    const object = structure.root.object;
+    if (/^\d{1,15}$/.test(id)) {
+      const row = await repository.findByUniqueId(db, object, Number(id));
+      if (row) return Number(row[object.uniqueId]);
+    } else {
+      const parts = decodeRestId(id, object.keys.length);
+      const row = parts && (await repository.findByKeys(db, object, parts));
+      if (row) return Number(row[object.uniqueId]);
+    }
+    throw errors.resourceNotFound(structure.name, id);
+  }
+
+  /** Plan filter that selects one member by unique id (single-resource reads reuse the collection path). */
+  byUniqueId(structure: ObjectStructure, uniqueId: number): Filter {
+    const object = structure.root.object;
+    const attribute = object.attributes.get(object.uniqueId)!;
+    return {
+      combine: 'and',
+      predicates: [{ op: 'eq', column: { via: [], viaTables: [], object, attribute }, value: uniqueId }],
+    };
+  }
+
+  async create(
+    structure: ObjectStructure,
+    body: Record<string, unknown>,
+    user: UserProfile,
+  ): Promise<number> {
+    return this.write(user, async (write) => {
+      const row = await write.insert(structure.root, body, {});
+      return Number(row[structure.root.object.uniqueId]);
+    });
+  }
+
+  async update(
+    structure: ObjectStructure,
+    id: string,
+    body: Record<string, unknown>,
+    user: UserProfile,
+    options: { merge: boolean },
+  ): Promise<number> {
+    return this.write(user, async (write) => {
+      const uniqueId = await this.resolveId(structure, id, write.db);
+      await write.update(structure.root, uniqueId, body, options.merge, true);
+      return uniqueId;
+    });
+  }
+
+  async remove(structure: ObjectStructure, id: string, user: UserProfile): Promise<void> {
+    await this.write(user, async (write) => {
+      const uniqueId = await this.resolveId(structure, id, write.db);
+      await write.remove(structure.root, uniqueId);
+      return uniqueId;
+    });
+  }
+
+  private async write<T>(user: UserProfile, work: (write: WriteUnit) => Promise<T>): Promise<T> {
+    // Read before the transaction: on the embedded engine a transaction holds the only connection.
+    const domains = await this.domains.snapshot();
+    const written = new Set<string>();
+    try {
+      const result = await this.db.transaction().execute(async (transaction) => {
+        const unit = new WriteUnit(
+          transaction,
+          this.metadata,
+          domains,
+          user,
+          this.observers,
+          this.writeRules,
+          written,
+        );
+        const value = await work(unit);
+        for (const objectName of written) await this.storage.bus.notify(transaction, 'object', objectName);
+        return value;
+      });
+      for (const objectName of written) this.storage.bus.deliverLocally('object', objectName);
+      return result;
+    } catch (error) {
+      throw translateDatabaseError(error);
+    }
+  }
+}
+
+function translateDatabaseError(error: unknown): unknown {
+  if (error instanceof MaximoError) return error;
+  const code = (error as { code?: unknown }).code;
+  if (code === PG_UNIQUE_VIOLATION) return errors.duplicateKey('the key values sent', '', '');
+  if (code === PG_FOREIGN_KEY_VIOLATION) return errors.stillReferenced('record', 'other');
+  // Class 22 (data exception): a value the client sent that validation let through but the column cannot hold,
+  // such as a number beyond the column's precision. Bad input, not a server failure; the database text stays out.
+  if (typeof code === 'string' && code.startsWith(PG_DATA_EXCEPTION_CLASS)) {
+    return errors.badRequest('A value in the request is out of the range its attribute can hold.');
+  }
+  return error;
+}
+
+/** The records one request writes, in its transaction. */
+class WriteUnit {
+  readonly db: Kysely<DynamicDatabase>;
+  private readonly now = new Date();
+
+  constructor(
+    transaction: Transaction<DynamicDatabase>,
+    private readonly metadata: MetadataRegistry,
+    private readonly domains: DomainSnapshot,
+    private readonly user: UserProfile,
+    private readonly observers: readonly WriteObserver[],
+    private readonly writeRules: ReadonlyMap<string, WriteRules>,
+    private readonly written: Set<string>,
+  ) {
+    this.db = transaction;
+  }
+
+  async insert(node: StructureNode, body: Record<string, unknown>, inherited: Row): Promise<Row> {
+    const object = node.object;
+    const values = convertInput(object, body, undefined, childNames(node));
+    Object.assign(values, inherited);
+    applyDefaults(object, values);
+    await validateRecord(this.context(), object, values, values, true);
+    await this.writeRules.get(object.name)?.beforeInsert?.({ db: this.db, object, user: this.user, values });
+    await this.checkDuplicate(object, values);
+    await this.stamp(object, values, undefined);
+    const row = await repository.insertRow(this.db, object, values);
+    await this.observe(object, 'insert', row, undefined, row);
+    for (const child of node.children) {
+      const entries = childEntries(body, child.name);
+      for (const entry of entries) await this.insert(child, entry, joinValues(child, row));
+    }
+    return row;
+  }
+
+  async update(
+    node: StructureNode,
+    uniqueId: number,
+    body: Record<string, unknown>,
+    merge: boolean,
+    checkRowstamp: boolean,
+  ): Promise<void> {
+    const object = node.object;
+    const before = await repository.lockByUniqueId(this.db, object, uniqueId);
+    if (!before) throw errors.resourceNotFound(object.name, String(uniqueId));
+    const sentStamp = body._rowstamp;
+    if (
+      checkRowstamp &&
+      sentStamp !== undefined &&
+      sentStamp !== null &&
+      String(sentStamp) !== String(before.rowstamp)
+    ) {
+      throw errors.updatedByAnotherUser(object.name);
+    }
+    const changed = convertInput(object, body, before, childNames(node));
+    const record: Row = { ...before, ...changed };
+    await validateRecord(this.context(), object, changed, record, false);
+    await this.writeRules
+      .get(object.name)
+      ?.beforeUpdate?.({ db: this.db, object, user: this.user, values: changed, before });
+    await this.stamp(object, changed, before);
+    await repository.updateRow(this.db, object, uniqueId, changed);
+    const after = await repository.findByUniqueId(this.db, object, uniqueId);
+    await this.observe(object, 'update', before, before, after);
+    for (const child of node.children) {
+      if (!hasChildEntries(body, child.name)) continue;
+      await this.writeChildren(child, before, childEntries(body, child.name), merge);
+    }
+  }
+
+  async remove(node: StructureNode, uniqueId: number): Promise<void> {
+    const object = node.object;
+    const before = await repository.lockByUniqueId(this.db, object, uniqueId);
+    if (!before) throw errors.resourceNotFound(object.name, String(uniqueId));
+    for (const child of node.children) {
+      const rows = await repository.findAll(this.db, child.object.table, joinPairs(child, before));
+      for (const row of rows) await this.remove(child, Number(row[child.object.uniqueId]));
+    }
+    try {
+      await repository.deleteRow(this.db, object, uniqueId);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) {
+        throw errors.stillReferenced(object.name, 'other');
+      }
+      throw error;
+    }
+    await this.observe(object, 'delete', before, before, undefined);
+  }
+
+  /**
+   * Child collections of an update: with `patchtype: MERGE` the sent children are added or updated (and removed
+   * when marked `_action: "Delete"`); without it the sent collection replaces the stored one.
+   */
+  private async writeChildren(
+    child: StructureNode,
+    parent: Row,
+    entries: ReadonlyArray<Record<string, unknown>>,
+    merge: boolean,
+  ): Promise<void> {
+    const object = child.object;
+    const existing = await repository.findAll(this.db, object.table, joinPairs(child, parent));
+    const inherited = joinValues(child, parent);
+    const kept = new Set<number>();
+    for (const entry of entries) {
+      const match = findChild(object, existing, entry, inherited);
+      const action = typeof entry._action === 'string' ? entry._action.toLowerCase() : undefined;
+      if (match && action === 'delete') {
+        await this.remove(child, Number(match[object.uniqueId]));
+      } else if (match) {
+        kept.add(Number(match[object.uniqueId]));
+        await this.update(child, Number(match[object.uniqueId]), entry, merge, true);
+      } else if (action !== 'delete') {
+        const row = await this.insert(child, entry, inherited);
+        kept.add(Number(row[object.uniqueId]));
+      }
+    }
+    if (merge) return;
+    for (const row of existing) {
+      if (!kept.has(Number(row[object.uniqueId]))) await this.remove(child, Number(row[object.uniqueId]));
+    }
+  }
+
+  private context() {
+    return { db: this.db, metadata: this.metadata, domains: this.domains };
+  }
+
+  private async checkDuplicate(object: ObjectMeta, values: Row): Promise<void> {
+    const keyValues = object.keys.map((key) => values[key] ?? null);
+    if (!(await repository.findByKeys(this.db, object, keyValues))) return;
+    const attributes = object.keys.filter((key) => values[key] !== null && values[key] !== undefined);
+    const keyText = attributes
+      .map((key) => `${object.attributes.get(key)?.title ?? key}=${String(values[key])}`)
+      .join(', ');
+    throw errors.duplicateKey(keyText, object.name, object.name.toLowerCase());
+  }
+
+  /** Change stamps, status dates and password hashes: values the service derives rather than the client. */
+  private async stamp(object: ObjectMeta, values: Row, before: Row | undefined): Promise<void> {
+    if (object.attributes.has('changedate')) values.changedate = this.now;
+    if (object.attributes.has('changeby')) values.changeby = this.user.userid;
+    if (object.attributes.has('statusdate') && 'status' in values && values.status !== before?.status) {
+      values.statusdate = this.now;
+    }
+    if (object.name === 'MAXUSER' && typeof values.password === 'string') {
+      values.password = await hashPassword(values.password);
+    }
+  }
+
+  private async observe(
+    object: ObjectMeta,
+    operation: RecordWrite['operation'],
+    row: Row,
+    before: Row | undefined,
+    after: Row | undefined,
+  ): Promise<void> {
+    this.written.add(object.name);
+    const write: RecordWrite = {
+      object,
+      operation,
+      uniqueId: Number(row[object.uniqueId]),
+      before,
+      after,
+      user: this.user,
+    };
+    for (const observer of this.observers) await observer(this.db, write);
+  }
+}
+
+const childNames = (node: StructureNode): ReadonlySet<string> =>
+  new Set(node.children.map((child) => child.name));
+
+function hasChildEntries(body: Record<string, unknown>, name: string): boolean {
+  return Object.keys(body).some((key) => attributeName(key) === name);
+}
+
+function childEntries(body: Record<string, unknown>, name: string): Array<Record<string, unknown>> {
+  const key = Object.keys(body).find((candidate) => attributeName(candidate) === name);
+  const value = key === undefined ? undefined : body[key];
+  if (value === undefined || value === null) return [];
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((entry) => {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      throw errors.badRequest(`Each entry of the child collection ${name} must be a JSON object.`, {
+        attrName: name,
+      });
+    }
+    return entry as Record<string, unknown>;
+  });
+}
+
+function joinValues(child: StructureNode, parent: Row): Row {
+  return Object.fromEntries(
+    child.on.map(([parentAttribute, childAttribute]) => [childAttribute, parent[parentAttribute] ?? null]),
+  );
+}
+
+function joinPairs(child: StructureNode, parent: Row): Array<readonly [string, StoredValue]> {
+  return child.on.map(
+    ([parentAttribute, childAttribute]) => [childAttribute, parent[parentAttribute] ?? null] as const,
+  );
+}
+
+/** The stored child a sent entry addresses: by its `localref` unique id, else by its key values. */
+function findChild(
+  object: ObjectMeta,
+  existing: readonly Row[],
+  entry: Record<string, unknown>,
+  inherited: Row,
+): Row | undefined {
+  const localref = typeof entry.localref === 'string' ? /\/\d+-(\d+)$/.exec(entry.localref) : null;
+  if (localref) return existing.find((row) => String(row[object.uniqueId]) === localref[1]);
+  const keyValues = object.keys.map((key) => {
+    if (key in inherited) return inherited[key];
+    const sent = Object.entries(entry).find(([name]) => attributeName(name) === key)?.[1];
+    const attribute = object.attributes.get(key);
+    if (sent === undefined || !attribute) return undefined;
+    const converted = toStored(attribute, sent);
+    return converted.ok ? converted.value : undefined;
+  });
+  if (keyValues.some((value) => value === undefined)) return undefined;
+  return existing.find((row) =>
+    object.keys.every((key, index) => String(row[key] ?? '') === String(keyValues[index] ?? '')),
+  );
+}

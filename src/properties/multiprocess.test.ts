@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/**
+ * Two real server processes (`src/server.ts`) on one PostgreSQL schema: what one sets, the other applies through
+ * LISTEN/NOTIFY. PGlite is one process by design, so without EAS_TEST_DATABASE_URL this file registers nothing.
+ */
+const url = process.env.EAS_TEST_DATABASE_URL;
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ADMIN_PASSWORD = 'multiprocess-admin-pw';
+const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
+const LIVE_REFRESH_DEADLINE_MS = 1000;
+
+interface ServerProcess {
+  name: string;
+  child: ChildProcess;
+  base: string;
+}
+
+async function startServer(name: string, databaseUrl: string, schema: string): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      EAS_DB_SCHEMA: schema,
+      EAS_SERVER_NAME: name,
+      EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      EAS_DEMO: '0',
+      EAS_LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${String(code)}:\n${output}`));
+    });
+  });
+  return { name, child, base };
+}
+
+async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+async function getProperty(server: ServerProcess, name: string): Promise<string> {
+  const response = await fetch(
+    `${server.base}/oslc/service/system?action=wsmethod:getProperty&propName=${encodeURIComponent(name)}`,
+    { headers: admin },
+  );
+  assert.equal(response.status, 200);
+  return ((await response.json()) as { return: string }).return;
+}
+
+async function setProperty(server: ServerProcess, propName: string, propValue: string): Promise<void> {
+  const response = await fetch(`${server.base}/oslc/service/system?action=wsmethod:setProperty`, {
+    method: 'POST',
+    headers: { ...admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ propName, serverName: 'COMMON', propValue }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+}
+
+async function pageStatus(server: ServerProcess, pageSize: number): Promise<number> {
+  const response = await fetch(`${server.base}/oslc/os/mxapiasset?lean=1&oslc.pageSize=${pageSize}`, {
+    headers: admin,
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Polls until `check` holds; answers the milliseconds it took, or fails after the deadline. */
+async function within(deadlineMs: number, check: () => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - started;
+    if (performance.now() - started > deadlineMs) assert.fail(`not within ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+if (url) {
+  describe('system properties across two server processes on one PostgreSQL', () => {
+    const schema = `eas_test_props_${process.pid}_${randomBytes(3).toString('hex')}`;
+    let first: ServerProcess;
+    let second: ServerProcess;
+
+    before(async () => {
+      // One after the other: the first creates the schema, migrates it and creates the administrator.
+      first = await startServer('SRVA', url, schema);
+      second = await startServer('SRVB', url, schema);
+    });
+
+    after(async () => {
+      await Promise.all([first, second].filter(Boolean).map(stopServer));
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    });
+
+    test('a live property set through one process is answered by the other within 1 s', async (t) => {
+      assert.equal(await getProperty(second, 'mxe.oslc.idleexiry'), '300');
+      await setProperty(first, 'mxe.oslc.idleexiry', '420');
+      const took = await within(
+        LIVE_REFRESH_DEADLINE_MS,
+        async () => (await getProperty(second, 'mxe.oslc.idleexiry')) === '420',
+      );
+      assert.ok(took <= LIVE_REFRESH_DEADLINE_MS, `${took} ms`);
+      t.diagnostic(`answered by the other process after ${took.toFixed(1)} ms`);
+      assert.equal(await getProperty(first, 'mxe.oslc.idleexiry'), '420');
+
+      // Each process acknowledged the refresh with the value it applied.
+      const response = await fetch(
+        `${first.base}/oslc/service/system?action=wsmethod:describeProperty&propName=mxe.oslc.idleexiry`,
+        { headers: admin },
+      );
+      const description = (await response.json()) as {
+        maxpropapplied: Array<{ servername: string; propvalue: string; pending: boolean }>;
+      };
+      const applied = new Map(description.maxpropapplied.map((row) => [row.servername, row]));
+      assert.equal(applied.get('SRVA')?.propvalue, '420');
+      assert.equal(applied.get('SRVB')?.propvalue, '420');
+      assert.equal(applied.get('SRVB')?.pending, false);
+    });
+
+    test('mxe.oslc.maxpagesize set through one process changes the collection limit of both', async () => {
+      assert.equal(await pageStatus(first, 8), 200);
+      assert.equal(await pageStatus(second, 8), 200);
+      await setProperty(second, 'mxe.oslc.maxpagesize', '7');
+      await within(LIVE_REFRESH_DEADLINE_MS, async () => (await pageStatus(first, 8)) === 400);
+      assert.equal(await pageStatus(second, 8), 400);
+      assert.equal(await pageStatus(first, 7), 200);
+      assert.equal(await pageStatus(second, 7), 200);
+    });
+
+    test('a property without live refresh keeps its value on the other process until it restarts', async () => {
+      const name = 'mxe.adminmode.stopstartclusters';
+      assert.equal(await getProperty(second, name), '1');
+      await setProperty(first, name, '0');
+      // Longer than a live refresh takes: the stored value must still not be applied.
+      await new Promise((resolve) => setTimeout(resolve, 2 * LIVE_REFRESH_DEADLINE_MS));
+      assert.equal(await getProperty(second, name), '1');
+      assert.equal(await getProperty(first, name), '1');
+
+      await stopServer(second);
+      second = await startServer('SRVB', url, schema);
+      assert.equal(await getProperty(second, name), '0');
+      assert.equal(await getProperty(first, name), '1', 'the process that was not restarted keeps its value');
+    });
+  });
+}

@@ -1,0 +1,250 @@
+import type { ColumnType, Generated, Kysely } from 'kysely';
+
+/** Row types of the system-property tables (migration 0004-properties). */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface MaxPropTable {
+  maxpropid: Generated<number>;
+  propname: string;
+  description: string | null;
+  maxtype: string;
+  domainid: string | null;
+  rangemin: number | null;
+  rangemax: number | null;
+  maximodefault: string | null;
+  globalonly: boolean;
+  instanceonly: boolean;
+  liverefresh: boolean;
+  onlinechanges: boolean;
+  encrypted: boolean;
+  masked: boolean;
+  nullsallowed: boolean;
+  userdefined: boolean;
+  changeby: string | null;
+  changedate: Timestamp | null;
+  rowstamp: Generated<number>;
+}
+
+export interface MaxPropValueTable {
+  maxpropvalueid: Generated<number>;
+  propname: string;
+  servername: string;
+  propvalue: string | null;
+  encryptedvalue: string | null;
+  changeby: string | null;
+  changedate: Timestamp | null;
+  rowstamp: Generated<number>;
+}
+
+export interface MaxPropHistoryTable {
+  maxprophistoryid: Generated<number>;
+  propname: string;
+  servername: string;
+  oldvalue: string | null;
+  newvalue: string | null;
+  changeby: string;
+  changedate: Timestamp;
+}
+
+export interface MaxPropAppliedTable {
+  servername: string;
+  propname: string;
+  propvalue: string | null;
+  appliedat: Timestamp;
+}
+
+export interface PropertyTables {
+  maxprop: MaxPropTable;
+  maxpropvalue: MaxPropValueTable;
+  maxprophistory: MaxPropHistoryTable;
+  maxpropapplied: MaxPropAppliedTable;
+}
+
+export type PropertyDb = Kysely<PropertyTables>;
+
+export interface DefinitionRow {
+  propname: string;
+  description: string | null;
+  maxtype: string;
+  domainid: string | null;
+  rangemin: number | null;
+  rangemax: number | null;
+  maximodefault: string | null;
+  globalonly: boolean;
+  instanceonly: boolean;
+  liverefresh: boolean;
+  onlinechanges: boolean;
+  encrypted: boolean;
+  masked: boolean;
+  nullsallowed: boolean;
+  userdefined: boolean;
+}
+
+/** A stored value as it is at rest: `encryptedvalue` holds the sealed value of an encrypted property. */
+export interface ValueRow {
+  propname: string;
+  servername: string;
+  propvalue: string | null;
+  encryptedvalue: string | null;
+  changeby: string | null;
+  changedate: Date | null;
+}
+
+export interface HistoryRow {
+  propname: string;
+  servername: string;
+  oldvalue: string | null;
+  newvalue: string | null;
+  changeby: string;
+  changedate: Date;
+}
+
+export interface AppliedRow {
+  servername: string;
+  propname: string;
+  propvalue: string | null;
+  appliedat: Date;
+}
+
+const definitionColumns = [
+  'propname',
+  'description',
+  'maxtype',
+  'domainid',
+  'rangemin',
+  'rangemax',
+  'maximodefault',
+  'globalonly',
+  'instanceonly',
+  'liverefresh',
+  'onlinechanges',
+  'encrypted',
+  'masked',
+  'nullsallowed',
+  'userdefined',
+] as const;
+
+const valueColumns = [
+  'propname',
+  'servername',
+  'propvalue',
+  'encryptedvalue',
+  'changeby',
+  'changedate',
+] as const;
+
+/** Definitions of the named properties, or of every property when `names` is undefined. */
+export async function loadDefinitions(db: PropertyDb, names?: readonly string[]): Promise<DefinitionRow[]> {
+  if (names?.length === 0) return [];
+  let query = db.selectFrom('maxprop').select(definitionColumns);
+  if (names) query = query.where('propname', 'in', names);
+  return query.execute();
+}
+
+/** Every server's stored value of the named properties, or of every property when `names` is undefined. */
+export async function loadValues(db: PropertyDb, names?: readonly string[]): Promise<ValueRow[]> {
+  if (names?.length === 0) return [];
+  let query = db.selectFrom('maxpropvalue').select(valueColumns);
+  if (names) query = query.where('propname', 'in', names);
+  return (await query.execute()).map((row) => ({ ...row, changedate: asDate(row.changedate) }));
+}
+
+/**
+ * The definition, locked until the transaction ends: sets of one property are serialized, so each history row's
+ * old value is the value the previous set left.
+ */
+export async function lockDefinition(db: PropertyDb, name: string): Promise<DefinitionRow | undefined> {
+  return db
+    .selectFrom('maxprop')
+    .select(definitionColumns)
+    .where('propname', '=', name)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Registers a member of a property family on its first set (a no-op when another set registered it first). */
+export async function insertDefinition(db: PropertyDb, row: DefinitionRow, changeby: string): Promise<void> {
+  await db
+    .insertInto('maxprop')
+    .values({ ...row, changeby, changedate: new Date() })
+    .onConflict((conflict) => conflict.column('propname').doNothing())
+    .execute();
+}
+
+export async function findValue(
+  db: PropertyDb,
+  name: string,
+  serverName: string,
+): Promise<ValueRow | undefined> {
+  const row = await db
+    .selectFrom('maxpropvalue')
+    .select(valueColumns)
+    .where('propname', '=', name)
+    .where('servername', '=', serverName)
+    .executeTakeFirst();
+  return row && { ...row, changedate: asDate(row.changedate) };
+}
+
+export async function saveValue(db: PropertyDb, row: ValueRow): Promise<void> {
+  await db
+    .insertInto('maxpropvalue')
+    .values(row)
+    .onConflict((conflict) =>
+      conflict.columns(['propname', 'servername']).doUpdateSet({
+        propvalue: row.propvalue,
+        encryptedvalue: row.encryptedvalue,
+        changeby: row.changeby,
+        changedate: row.changedate,
+      }),
+    )
+    .execute();
+}
+
+export async function insertHistory(db: PropertyDb, row: HistoryRow): Promise<void> {
+  await db.insertInto('maxprophistory').values(row).execute();
+}
+
+/** Changes of one property, newest first. */
+export async function loadHistory(db: PropertyDb, name: string, limit: number): Promise<HistoryRow[]> {
+  const rows = await db
+    .selectFrom('maxprophistory')
+    .select(['propname', 'servername', 'oldvalue', 'newvalue', 'changeby', 'changedate'])
+    .where('propname', '=', name)
+    .orderBy('changedate', 'desc')
+    .orderBy('maxprophistoryid', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, changedate: asDate(row.changedate)! }));
+}
+
+/** Records what one server process applied; a later refresh of the same property replaces its row. */
+export async function saveApplied(db: PropertyDb, rows: readonly AppliedRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('maxpropapplied')
+    .values([...rows])
+    .onConflict((conflict) =>
+      conflict.columns(['servername', 'propname']).doUpdateSet((update) => ({
+        propvalue: update.ref('excluded.propvalue'),
+        appliedat: update.ref('excluded.appliedat'),
+      })),
+    )
+    .execute();
+}
+
+/** What every server process applied for the named properties. */
+export async function loadApplied(db: PropertyDb, names: readonly string[]): Promise<AppliedRow[]> {
+  if (names.length === 0) return [];
+  const rows = await db
+    .selectFrom('maxpropapplied')
+    .select(['servername', 'propname', 'propvalue', 'appliedat'])
+    .where('propname', 'in', names)
+    .orderBy('servername')
+    .execute();
+  return rows.map((row) => ({ ...row, appliedat: asDate(row.appliedat)! }));
+}
+
+function asDate(value: Date | string | null): Date | null {
+  if (value === null) return null;
+  return value instanceof Date ? value : new Date(value);
+}

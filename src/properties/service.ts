@@ -1,0 +1,635 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { UserProfile } from '../auth/types.js';
+import { EVERYTHING_CHANGED } from '../db/change-bus.js';
+import type { Storage } from '../db/database.js';
+import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
+import { errors } from '../errors.js';
+import type { MetadataRegistry } from '../metadata/registry.js';
+import { formatDate } from '../oslc/values.js';
+import {
+  findValue,
+  insertDefinition,
+  insertHistory,
+  loadApplied,
+  loadDefinitions,
+  loadHistory,
+  loadValues,
+  lockDefinition,
+  saveApplied,
+  saveValue,
+  type AppliedRow,
+  type DefinitionRow,
+  type PropertyDb,
+  type PropertyTables,
+  type ValueRow,
+} from './repository.js';
+
+/** The server name of values that apply to every server process without a value of its own. */
+export const COMMON = 'COMMON';
+
+/** What a caller who is not an administrator reads instead of a secure (masked or encrypted) value. */
+export const MASKED_VALUE = '********';
+
+/** Bus channel of property changes; the payload is the property name as registered. */
+export const PROPERTY_CHANNEL = 'property';
+
+/** Page-size limit when neither `mxe.oslc.<os>.maxpagesize` nor `mxe.oslc.maxpagesize` has a usable value. */
+export const DEFAULT_MAX_PAGE_SIZE = 1000;
+
+const MAX_ALN_LENGTH = 512;
+const HISTORY_LIMIT = 500;
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+/**
+ * `mxe.oslc.<os>.maxpagesize`: a family of INTEGER properties, one per object structure (maximo-notes §2.5). A
+ * member is registered on its first set, under the structure's own name (an alias names the same property), so
+ * object structures added later need no migration.
+ */
+const PAGE_SIZE_FAMILY = /^mxe\.oslc\.([^.]+)\.maxpagesize$/i;
+
+export type PropertyType = 'ALN' | 'INTEGER' | 'YORN';
+
+export interface SetPropertyInput {
+  propName: string;
+  serverName?: string | undefined;
+  propValue?: string | number | boolean | null | undefined;
+}
+
+/** The documented setProperty answer (docs/properties.md). */
+export interface SetPropertyResult {
+  propName: string;
+  serverName: string;
+  propValue: string | null;
+  oldValue: string | null;
+  liveRefresh: boolean;
+  /** The property does not refresh live: the stored value takes effect when each server process restarts. */
+  restartRequired: boolean;
+}
+
+/** One entry of the registry read (`wsmethod:describeProperty`), in MAXPROP's own attribute names. */
+export interface PropertyDescription {
+  propname: string;
+  description: string | null;
+  maxtype: string;
+  domainid: string | null;
+  rangemin: number | null;
+  rangemax: number | null;
+  maximodefault: string | null;
+  globalonly: boolean;
+  instanceonly: boolean;
+  liverefresh: boolean;
+  onlinechanges: boolean;
+  encrypted: boolean;
+  masked: boolean;
+  nullsallowed: boolean;
+  userdefined: boolean;
+  maxpropvalue: Array<{
+    servername: string;
+    propvalue: string | null;
+    changeby: string | null;
+    changedate: string | null;
+  }>;
+  /** Per server process: the value it applied and when, and whether a stored value waits for its restart. */
+  maxpropapplied: Array<{
+    servername: string;
+    propvalue: string | null;
+    appliedat: string;
+    storedvalue: string | null;
+    pending: boolean;
+  }>;
+}
+
+export interface PropertyHistoryEntry {
+  propname: string;
+  servername: string;
+  oldvalue: string | null;
+  newvalue: string | null;
+  changeby: string;
+  changedate: string;
+}
+
+export interface PropertyServiceOptions {
+  /** This process's server name (EAS_SERVER_NAME): the values stored for it win over COMMON. */
+  serverName: string;
+  metadata: MetadataRegistry;
+  domains: DomainCache;
+  /** Key that seals the values of encrypted properties (EAS_SECRET_KEY); without it they cannot be set. */
+  secretKey?: string | undefined;
+  log?: Pick<FastifyBaseLogger, 'warn' | 'error'>;
+}
+
+interface PropertyState {
+  definition: DefinitionRow;
+  /** Stored values by server name, in clear; null is a value stored as empty. */
+  values: Map<string, string | null>;
+  /** The value this process uses, answered by `get`, and when it took it. */
+  applied: string | null;
+  appliedAt: Date;
+}
+
+/**
+ * System properties: the registry and values in the database, and in memory the value this process applies for
+ * each, so that `get` is a map lookup (it runs on hot paths: page-size limits, API-key rules).
+ *
+ * A set writes the value, its history row and a bus notification in one transaction. Every process, the writer
+ * included, then reloads that property: a property that refreshes live takes its new value at once; one that does
+ * not keeps the value it started with, and the registry read reports the stored one as pending until the process
+ * restarts. Each process records the value it applied and when (maxpropapplied), the acknowledgement of a refresh.
+ */
+export class PropertyService {
+  private readonly db: PropertyDb;
+  private readonly serverName: string;
+  private readonly key: Buffer | undefined;
+  private readonly states = new Map<string, PropertyState>();
+  private readonly byLowerName = new Map<string, PropertyState>();
+  /** Reloads run one at a time, in order; a name waiting in the queue is not queued twice. */
+  private queue: Promise<void> = Promise.resolve();
+  private readonly waiting = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly options: PropertyServiceOptions,
+  ) {
+    this.db = storage.db as unknown as Kysely<PropertyTables>;
+    this.serverName = options.serverName;
+    this.key =
+      options.secretKey === undefined ? undefined : createHash('sha256').update(options.secretKey).digest();
+  }
+
+  /** Loads every property and applies its value, then follows the changes other processes make. */
+  async start(): Promise<void> {
+    await this.storage.bus.listen(PROPERTY_CHANNEL, (name) => {
+      // After a lost listening connection any property may have changed unheard: reload them all.
+      if (name === EVERYTHING_CHANGED) void this.enqueue(() => this.reloadAll());
+      else void this.refresh(name);
+    });
+    await this.enqueue(() => this.reloadAll());
+  }
+
+  /** Stops following changes; waits for a reload under way so that nothing touches a closing database. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue;
+  }
+
+  /** The value this process applies, or undefined for an unknown property or one without a value. */
+  get(name: string): string | undefined {
+    const state = this.states.get(name) ?? this.byLowerName.get(name.toLowerCase());
+    return state?.applied ?? undefined;
+  }
+
+  /** An INTEGER property's value as a number; undefined when it has no value. */
+  getInteger(name: string): number | undefined {
+    const value = this.get(name);
+    return value === undefined ? undefined : Number(value);
+  }
+
+  /** A YORN property's value as a boolean; undefined when it has no value. */
+  getFlag(name: string): boolean | undefined {
+    const value = this.get(name);
+    return value === undefined ? undefined : value === '1';
+  }
+
+  /** The largest `oslc.pageSize` on an object structure: its own property, else the global one. */
+  maxPageSize(osName?: string): number {
+    const structure = osName === undefined ? undefined : this.options.metadata.findObjectStructure(osName);
+    const own = structure && this.getInteger(`mxe.oslc.${structure.name.toLowerCase()}.maxpagesize`);
+    return own ?? this.getInteger('mxe.oslc.maxpagesize') ?? DEFAULT_MAX_PAGE_SIZE;
+  }
+
+  /** The value a caller reads (getProperty): the applied value as a string, masked for non-administrators. */
+  read(name: string, user: UserProfile): string {
+    const state = this.find(name);
+    if (!state) {
+      if (this.familyMember(name)) return '';
+      throw errors.unknownProperty(name);
+    }
+    if (!user.isAdmin && isSecure(state.definition)) return MASKED_VALUE;
+    return state.applied ?? '';
+  }
+
+  /** Validates, stores and records one value, then refreshes it in this process before answering. */
+  async set(input: SetPropertyInput, user: UserProfile): Promise<SetPropertyResult> {
+    if (!user.isAdmin) throw errors.actionNotAllowed('wsmethod:setProperty', 'MAXPROP');
+    const family = this.familyMember(input.propName);
+    const name = this.find(input.propName)?.definition.propname ?? family?.propname;
+    if (name === undefined) throw errors.unknownProperty(input.propName);
+    const serverName = serverNameOf(input.serverName);
+    const value = valueOf(input.propValue);
+    // Read before the transaction: on the embedded engine a transaction holds the only connection.
+    const domains = await this.options.domains.snapshot();
+    const now = new Date();
+    const { definition, oldValue, stored } = await this.db.transaction().execute(async (transaction) => {
+      let definition = await lockDefinition(transaction, name);
+      if (!definition && family) {
+        await insertDefinition(transaction, family, user.userid);
+        definition = await lockDefinition(transaction, name);
+      }
+      if (!definition) throw errors.unknownProperty(input.propName);
+      const stored = validate(definition, serverName, value, domains);
+      const sealed = definition.encrypted ? this.seal(definition.propname, stored) : stored;
+      const previous = await findValue(transaction, name, serverName);
+      await saveValue(transaction, {
+        propname: name,
+        servername: serverName,
+        propvalue: definition.encrypted ? null : sealed,
+        encryptedvalue: definition.encrypted ? sealed : null,
+        changeby: user.userid,
+        changedate: now,
+      });
+      await insertHistory(transaction, {
+        propname: name,
+        servername: serverName,
+        oldvalue: previous ? atRest(previous) : null,
+        newvalue: sealed,
+        changeby: user.userid,
+        changedate: now,
+      });
+      await this.storage.bus.notify<PropertyTables>(transaction, PROPERTY_CHANNEL, name);
+      return { definition, oldValue: previous ? this.clearValue(previous) : null, stored };
+    });
+    await this.refresh(name);
+    this.storage.bus.deliverLocally(PROPERTY_CHANNEL, name);
+    return {
+      propName: name,
+      serverName,
+      propValue: stored,
+      oldValue: oldValue ?? null,
+      liveRefresh: definition.liverefresh,
+      restartRequired: !definition.liverefresh,
+    };
+  }
+
+  /** The registry read for administrators: definitions, stored values, and what each server applied. */
+  async describe(names?: readonly string[]): Promise<PropertyDescription[]> {
+    const templates = new Map<string, DefinitionRow>();
+    let registered: string[] | undefined;
+    if (names) {
+      registered = [];
+      for (const name of names) {
+        const state = this.find(name);
+        const family = state ? undefined : this.familyMember(name);
+        if (state) registered.push(state.definition.propname);
+        else if (family) templates.set(family.propname, family);
+        else throw errors.unknownProperty(name);
+      }
+      registered.push(...templates.keys());
+    }
+    const definitions = await loadDefinitions(this.db, registered);
+    const values = await loadValues(this.db, registered);
+    const applied = await loadApplied(this.db, registered ?? definitions.map((row) => row.propname));
+    for (const row of definitions) templates.delete(row.propname);
+    const all = [...definitions, ...templates.values()];
+    return all
+      .sort((a, b) => a.propname.localeCompare(b.propname))
+      .map((definition) => this.description(definition, values, applied));
+  }
+
+  /** Changes of one property, newest first (at most the last 500). */
+  async history(name: string): Promise<PropertyHistoryEntry[]> {
+    const registered = this.find(name)?.definition ?? this.familyMember(name);
+    if (!registered) throw errors.unknownProperty(name);
+    const rows = await loadHistory(this.db, registered.propname, HISTORY_LIMIT);
+    return rows.map((row) => ({
+      propname: row.propname,
+      servername: row.servername,
+      oldvalue: registered.encrypted ? this.open(row.oldvalue) : row.oldvalue,
+      newvalue: registered.encrypted ? this.open(row.newvalue) : row.newvalue,
+      changeby: row.changeby,
+      changedate: formatDate(row.changedate),
+    }));
+  }
+
+  /** Resolves when every reload queued so far has run (tests and shutdown wait on it). */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  /** Queues a reload of one property; a reload already waiting for the same name is shared. */
+  private refresh(name: string): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const waiting = this.waiting.get(name);
+    if (waiting) return waiting;
+    const run = this.enqueue(async () => {
+      // Leaves the waiting list as it starts: a notification arriving during this reload queues another.
+      this.waiting.delete(name);
+      await this.reload(name);
+    });
+    this.waiting.set(name, run);
+    return run;
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(async () => {
+      if (this.closed) return;
+      try {
+        await work();
+      } catch (error) {
+        this.options.log?.error({ err: error }, 'system property refresh failed');
+      }
+    });
+    this.queue = run;
+    return run;
+  }
+
+  /** Loads every property: at start (everything applies), and after notifications may have been missed. */
+  private async reloadAll(): Promise<void> {
+    const definitions = await loadDefinitions(this.db);
+    const values = await loadValues(this.db);
+    const now = new Date();
+    const changed: PropertyState[] = [];
+    const present = new Set<string>();
+    for (const definition of definitions) {
+      const previous = this.states.get(definition.propname);
+      const state = this.stateOf(definition, values, previous, now);
+      this.put(state);
+      present.add(definition.propname);
+      if (!previous || state.appliedAt !== previous.appliedAt) changed.push(state);
+    }
+    for (const state of [...this.states.values()]) {
+      if (!present.has(state.definition.propname)) this.remove(state);
+    }
+    await saveApplied(
+      this.db,
+      changed.map((state) => this.appliedRow(state)),
+    );
+  }
+
+  private async reload(name: string): Promise<void> {
+    const [definition] = await loadDefinitions(this.db, [name]);
+    const previous = this.states.get(name);
+    if (!definition) {
+      if (previous) this.remove(previous);
+      return;
+    }
+    const values = await loadValues(this.db, [name]);
+    const state = this.stateOf(definition, values, previous, new Date());
+    this.put(state);
+    if (!previous || state.appliedAt !== previous.appliedAt) {
+      await saveApplied(this.db, [this.appliedRow(state)]);
+    }
+  }
+
+  /**
+   * The state of a property after a load: a new property, or one that refreshes live, applies its current value;
+   * one that does not keeps the value applied at start (a restart applies the stored one).
+   */
+  private stateOf(
+    definition: DefinitionRow,
+    rows: readonly ValueRow[],
+    previous: PropertyState | undefined,
+    now: Date,
+  ): PropertyState {
+    const values = new Map<string, string | null>();
+    for (const row of rows) {
+      if (row.propname !== definition.propname) continue;
+      const value = this.clearValue(row);
+      if (value !== undefined) values.set(row.servername, value);
+    }
+    const current = effectiveValue(definition, values, this.serverName);
+    if (previous && (!definition.liverefresh || previous.applied === current)) {
+      return { definition, values, applied: previous.applied, appliedAt: previous.appliedAt };
+    }
+    return { definition, values, applied: current, appliedAt: now };
+  }
+
+  private put(state: PropertyState): void {
+    this.states.set(state.definition.propname, state);
+    this.byLowerName.set(state.definition.propname.toLowerCase(), state);
+  }
+
+  private remove(state: PropertyState): void {
+    this.states.delete(state.definition.propname);
+    this.byLowerName.delete(state.definition.propname.toLowerCase());
+  }
+
+  private appliedRow(state: PropertyState): AppliedRow {
+    return {
+      servername: this.serverName,
+      propname: state.definition.propname,
+      // Without the key an encrypted value cannot be recorded sealed; nothing is recorded in clear instead.
+      propvalue: !state.definition.encrypted
+        ? state.applied
+        : this.key
+          ? this.seal(state.definition.propname, state.applied)
+          : null,
+      appliedat: state.appliedAt,
+    };
+  }
+
+  /** A registered property by name in any case, or a family member by its object structure's name or alias. */
+  private find(name: string): PropertyState | undefined {
+    const state = this.states.get(name) ?? this.byLowerName.get(name.toLowerCase());
+    if (state) return state;
+    const family = this.familyMember(name);
+    return family && this.states.get(family.propname);
+  }
+
+  private familyMember(name: string): DefinitionRow | undefined {
+    const match = PAGE_SIZE_FAMILY.exec(name);
+    const structure = match && this.options.metadata.findObjectStructure(match[1]!);
+    if (!structure) return undefined;
+    return {
+      propname: `mxe.oslc.${structure.name.toLowerCase()}.maxpagesize`,
+      description: `Largest page size a collection query on ${structure.name} may ask for; without a value, mxe.oslc.maxpagesize applies`,
+      maxtype: 'INTEGER',
+      domainid: null,
+      rangemin: 1,
+      rangemax: null,
+      maximodefault: null,
+      globalonly: false,
+      instanceonly: false,
+      liverefresh: true,
+      onlinechanges: true,
+      encrypted: false,
+      masked: false,
+      nullsallowed: true,
+      userdefined: false,
+    };
+  }
+
+  private description(
+    definition: DefinitionRow,
+    values: readonly ValueRow[],
+    applied: readonly AppliedRow[],
+  ): PropertyDescription {
+    const own = values.filter((row) => row.propname === definition.propname);
+    const clear = new Map<string, string | null>();
+    for (const row of own) {
+      const value = this.clearValue(row);
+      if (value !== undefined) clear.set(row.servername, value);
+    }
+    const reveal = (value: string | null) => (definition.encrypted ? this.open(value) : value);
+    return {
+      ...definition,
+      maxpropvalue: own
+        .sort((a, b) => a.servername.localeCompare(b.servername))
+        .map((row) => ({
+          servername: row.servername,
+          propvalue: reveal(atRest(row)),
+          changeby: row.changeby,
+          changedate: row.changedate ? formatDate(row.changedate) : null,
+        })),
+      maxpropapplied: applied
+        .filter((row) => row.propname === definition.propname)
+        .map((row) => {
+          const storedvalue = effectiveValue(definition, clear, row.servername);
+          const propvalue = reveal(row.propvalue);
+          return {
+            servername: row.servername,
+            propvalue,
+            appliedat: formatDate(row.appliedat),
+            storedvalue,
+            pending: storedvalue !== propvalue,
+          };
+        }),
+    };
+  }
+
+  /** A stored value in clear; undefined when an encrypted value cannot be opened (no key, or another key). */
+  private clearValue(row: ValueRow): string | null | undefined {
+    if (row.encryptedvalue === null) return row.propvalue;
+    const value = this.tryOpen(row.encryptedvalue);
+    if (value === undefined) {
+      this.options.log?.warn(
+        { propname: row.propname, servername: row.servername },
+        'encrypted system property value cannot be read with the configured EAS_SECRET_KEY',
+      );
+    }
+    return value;
+  }
+
+  /** For administrators' reads: a sealed value in clear, or the mask when it cannot be opened. */
+  private open(sealed: string | null): string | null {
+    if (sealed === null) return null;
+    return this.tryOpen(sealed) ?? MASKED_VALUE;
+  }
+
+  /** AES-256-GCM, stored as `v1:<iv>:<tag>:<ciphertext>` in base64. */
+  private seal(name: string, value: string | null): string | null {
+    if (value === null) return null;
+    if (!this.key) throw errors.propertySecretKeyMissing(name);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const text = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+    return ['v1', ...[iv, cipher.getAuthTag(), text].map((part) => part.toString('base64'))].join(':');
+  }
+
+  private tryOpen(sealed: string): string | undefined {
+    const [version, iv, tag, text] = sealed.split(':');
+    if (!this.key || version !== 'v1' || !iv || !tag || text === undefined) return undefined;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64'));
+      return Buffer.concat([decipher.update(Buffer.from(text, 'base64')), decipher.final()]).toString('utf8');
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function isSecure(definition: DefinitionRow): boolean {
+  return definition.masked || definition.encrypted;
+}
+
+/** The value as it is at rest (sealed for an encrypted property). */
+function atRest(row: ValueRow): string | null {
+  return row.encryptedvalue ?? row.propvalue;
+}
+
+/** COMMON is matched in any case; a named server is kept as sent (it must equal the process's EAS_SERVER_NAME). */
+function serverNameOf(serverName: string | undefined): string {
+  const name = serverName?.trim() ?? '';
+  return name === '' || name.toUpperCase() === COMMON ? COMMON : name;
+}
+
+/** The sent value as text; an empty text is no value, as in the deployed systems. */
+function valueOf(value: SetPropertyInput['propValue']): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  const text = String(value);
+  return text === '' ? null : text;
+}
+
+/**
+ * The value that applies to a server: its own, else COMMON's, else the default. A global-only property reads
+ * only COMMON, an instance-only one only the server's own.
+ */
+function effectiveValue(
+  definition: DefinitionRow,
+  values: ReadonlyMap<string, string | null>,
+  serverName: string,
+): string | null {
+  if (!definition.globalonly && values.has(serverName)) return values.get(serverName)!;
+  if (!definition.instanceonly && values.has(COMMON)) return values.get(COMMON)!;
+  return definition.maximodefault;
+}
+
+/** Checks a value against the property's flags, type and domain; answers it in its stored form. */
+function validate(
+  definition: DefinitionRow,
+  serverName: string,
+  value: string | null,
+  domains: DomainSnapshot,
+): string | null {
+  const name = definition.propname;
+  if (!definition.onlinechanges) throw errors.propertyNotChangeableOnline(name);
+  if (definition.globalonly && serverName !== COMMON) throw errors.propertyScope(name, serverName, 'global');
+  if (definition.instanceonly && serverName === COMMON)
+    throw errors.propertyScope(name, serverName, 'instance');
+  if (value === null) {
+    if (!definition.nullsallowed) throw errors.propertyValueRequired(name);
+    return null;
+  }
+  const stored = typed(definition, value);
+  if (definition.domainid !== null && !domains.find(definition.domainid, stored)) {
+    throw errors.propertyValueOutsideDomain(
+      name,
+      value,
+      `it is not in the value list ${definition.domainid}`,
+    );
+  }
+  return stored;
+}
+
+function typed(definition: DefinitionRow, value: string): string {
+  const name = definition.propname;
+  switch (definition.maxtype as PropertyType) {
+    case 'INTEGER': {
+      const text = value.trim();
+      const number = Number(text);
+      if (!/^[+-]?\d+$/.test(text) || number < INT32_MIN || number > INT32_MAX) {
+        throw errors.propertyValueNotValid(name, value, 'INTEGER', 'a whole number is expected');
+      }
+      if (definition.rangemin !== null && number < definition.rangemin) {
+        throw errors.propertyValueOutsideDomain(name, value, `it must be at least ${definition.rangemin}`);
+      }
+      if (definition.rangemax !== null && number > definition.rangemax) {
+        throw errors.propertyValueOutsideDomain(name, value, `it must be at most ${definition.rangemax}`);
+      }
+      return String(number);
+    }
+    case 'YORN': {
+      const text = value.trim();
+      if (text !== '0' && text !== '1')
+        throw errors.propertyValueNotValid(name, value, 'YORN', '0 or 1 is expected');
+      return text;
+    }
+    case 'ALN':
+      if (value.length > MAX_ALN_LENGTH) {
+        throw errors.propertyValueNotValid(
+          name,
+          `${value.slice(0, 20)}...`,
+          'ALN',
+          `it is longer than ${MAX_ALN_LENGTH} characters`,
+        );
+      }
+      return value;
+    default:
+      throw errors.propertyValueNotValid(name, value, definition.maxtype);
+  }
+}

@@ -1,0 +1,103 @@
+import { buildApp } from './app.js';
+import { ensureAdministrator } from './auth/bootstrap.js';
+import { generatePassword, hashPassword } from './auth/password.js';
+import { ConfigError, loadConfig, type AppConfig } from './config.js';
+import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
+import { seedDemoData } from './demo/seed.js';
+
+/** Starts one server process: configuration, storage and schema, first-start data, then the HTTP listener. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const storage = await openStorage(
+    config.databaseUrl
+      ? {
+          kind: 'postgres',
+          url: config.databaseUrl,
+          ...(config.databaseSchema && { schema: config.databaseSchema }),
+        }
+      : { kind: 'pglite', dataDir: config.dataDir },
+  );
+  await migrateToLatest(storage);
+  const notes = await firstStart(config, storage);
+  const { app } = await buildApp(config, storage);
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await storage.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  printWelcome(config, storage, port, notes);
+}
+
+interface FirstStartNotes {
+  adminPassword?: string;
+  demoPassword?: string;
+  demoLoaded: boolean;
+}
+
+/** The administrator on first start, and the demo data when asked for; generated passwords are shown once. */
+async function firstStart(config: AppConfig, storage: Storage): Promise<FirstStartNotes> {
+  const adminPassword = config.adminPassword ?? generatePassword();
+  const created = await ensureAdministrator(storage.db, await hashPassword(adminPassword));
+  const notes: FirstStartNotes = { demoLoaded: false };
+  if (created && !config.adminPassword) notes.adminPassword = adminPassword;
+  if (config.demo) {
+    const demoPassword = config.demoPassword ?? generatePassword();
+    const summary = await seedDemoData(storage.db, { passwordHash: await hashPassword(demoPassword) });
+    notes.demoLoaded = summary.assets > 0;
+    if (notes.demoLoaded && !config.demoPassword) notes.demoPassword = demoPassword;
+  }
+  return notes;
+}
+
+function printWelcome(config: AppConfig, storage: Storage, port: number, notes: FirstStartNotes): void {
+  const base = `http://${config.host}:${port}${config.contextRoot}`;
+  const storageText =
+    storage.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
+  const lines = [
+    '',
+    `Enterprise Asset Service listening on ${base}  (storage: ${storageText})`,
+    notes.adminPassword
+      ? `  Administrator: MAXADMIN / ${notes.adminPassword}   (generated; shown only now, set EAS_ADMIN_PASSWORD to choose it)`
+      : '  Administrator: MAXADMIN (password from EAS_ADMIN_PASSWORD, or the one printed at first start)',
+  ];
+  if (notes.demoLoaded) {
+    lines.push(
+      notes.demoPassword
+        ? `  Demo users: WILSON, SMITH / ${notes.demoPassword}   (generated; shown only now)`
+        : '  Demo users: WILSON, SMITH (password from EAS_DEMO_PASSWORD)',
+    );
+  }
+  // A password known only to the operator is not printed: the example then builds the header in the shell.
+  const credentials = notes.adminPassword
+    ? Buffer.from(`MAXADMIN:${notes.adminPassword}`).toString('base64')
+    : `$(printf 'MAXADMIN:%s' "$EAS_ADMIN_PASSWORD" | base64)`;
+  lines.push(
+    '',
+    'Try:',
+    `  curl -H "maxauth: ${credentials}" '${base}/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,status&oslc.pageSize=2'`,
+    '',
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof MigrationError) {
+    process.stderr.write(`eas: ${error.message}\n`);
+  } else {
+    process.stderr.write(
+      `eas: start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+  }
+  process.exit(1);
+});

@@ -1,0 +1,82 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'kysely';
+import { ensureAdministrator } from '../../src/auth/bootstrap.js';
+import { hashPassword } from '../../src/auth/password.js';
+import { migrateToLatest, openStorage, pgliteParsers, type Storage } from '../../src/db/database.js';
+import { migrations } from '../../src/db/migrations/index.js';
+import { seedDemoData } from '../../src/demo/seed.js';
+
+/** Passwords of the fixture users (administrator MAXADMIN; demo users WILSON and SMITH). */
+export const ADMIN_PASSWORD = 'maxadmin-test-pw';
+export const DEMO_PASSWORD = 'demo-test-pw';
+
+/** Set to a PostgreSQL URL to run the storage tests on PostgreSQL instead of PGlite (CI's second pass). */
+export const TEST_DATABASE_URL = process.env.EAS_TEST_DATABASE_URL;
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+async function loadFixtures(storage: Storage): Promise<void> {
+  await migrateToLatest(storage);
+  await ensureAdministrator(storage.db, await hashPassword(ADMIN_PASSWORD));
+  await seedDemoData(storage.db, { passwordHash: await hashPassword(DEMO_PASSWORD) });
+}
+
+/** The template is keyed by the migrations and fixture code, so a change to either builds a new one. */
+async function templatePath(): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify(migrations));
+  for (const file of ['src/demo/seed.ts', 'src/auth/bootstrap.ts', 'test/helpers/storage.ts']) {
+    hash.update(await readFile(join(root, file)));
+  }
+  return join(root, '.cache', `pglite-template-${hash.digest('hex').slice(0, 16)}.tar.gz`);
+}
+
+/**
+ * A migrated, seeded PGlite data directory, built once and reused: creating a database costs seconds and most
+ * of a gigabyte, loading a dumped one a fraction of that.
+ */
+export async function pgliteTemplate(): Promise<Blob> {
+  const path = await templatePath();
+  try {
+    return new Blob([await readFile(path)]);
+  } catch {
+    const pglite = new PGlite({ parsers: pgliteParsers });
+    const storage = await openStorage({ kind: 'pglite', pglite });
+    await loadFixtures(storage);
+    const dump = await pglite.dumpDataDir('gzip');
+    await storage.close();
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    await writeFile(temporary, Buffer.from(await dump.arrayBuffer()));
+    await rename(temporary, path);
+    return dump;
+  }
+}
+
+/**
+ * A fresh database for one test file, with the schema, the administrator and the demo data: a copy of the PGlite
+ * template, or a new schema on the PostgreSQL server of EAS_TEST_DATABASE_URL (dropped on close).
+ */
+export async function openTestStorage(): Promise<Storage> {
+  if (TEST_DATABASE_URL) {
+    const schema = `eas_test_${process.pid}_${randomBytes(3).toString('hex')}`;
+    const storage = await openStorage({ kind: 'postgres', url: TEST_DATABASE_URL, schema, poolSize: 4 });
+    const close = async () => {
+      await sql.raw(`drop schema if exists "${schema}" cascade`).execute(storage.db);
+      await storage.close();
+    };
+    try {
+      await loadFixtures(storage);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return { ...storage, close };
+  }
+  const pglite = new PGlite({ loadDataDir: await pgliteTemplate(), parsers: pgliteParsers });
+  return openStorage({ kind: 'pglite', pglite });
+}

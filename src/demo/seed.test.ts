@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { ADMIN_GROUP, ensureAdministrator } from '../auth/bootstrap.js';
 import { hashPassword } from '../auth/password.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
+import { migrations } from '../db/migrations/index.js';
 import { seedDemoData } from './seed.js';
 
 // PGlite in memory by default; EAS_TEST_DATABASE_URL runs the same checks on a PostgreSQL server in a fresh schema.
@@ -50,7 +51,10 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
 
   before(async () => {
     storage = await openStorage(url ? { kind: 'postgres', url, schema } : { kind: 'pglite' });
-    assert.deepEqual(await migrateToLatest(storage), ['0001-core', '0002-system-domains']);
+    assert.deepEqual(
+      await migrateToLatest(storage),
+      migrations.map((migration) => migration.name),
+    );
     passwordHash = await hashPassword('demo-password');
   });
 

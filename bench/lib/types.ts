@@ -31,7 +31,8 @@ export interface Pair {
   description: string;
   subject: Scenario;
   baseline: Scenario;
-  target: number;
+  /** The issue's target ratio; absent for a pair measured only for comparison (verdict INFO). */
+  target?: number;
   /** Whether both checks' results describe the same answer (both must do the same work); throws when not. */
   sameAnswer?(subject: unknown, baseline: unknown): void;
 }

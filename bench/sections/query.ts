@@ -68,8 +68,8 @@ export const querySection: Section = {
     return [
       {
         name: 'status list, maxauth',
+        // Issue 3 sets its target on the query path; this pair shows what credentials on every call add to it.
         description: `The service with a maxauth header on every request (the access hook's login path), ${shared}`,
-        target: 0.7,
         subject: {
           label: 'eas',
           server: { script: 'eas.ts', env },

@@ -1,11 +1,13 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BoundedCache } from '../util/bounded-cache.js';
 
 /** File of the generated master key in the data directory, when EAS_MASTER_KEY is not set. */
 export const MASTER_KEY_FILE = 'apikey-master.key';
 
 const SEALED_PREFIX = 'v1:';
+const RECENT_KEYS_KEPT = 10_000;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 /** Binds a sealed value to its use: a value sealed for something else does not open as an API key. */
@@ -19,14 +21,21 @@ const ASSOCIATED_DATA = Buffer.from('eas apikeytoken.apikey');
 export class KeyVault {
   private readonly sealKey: Buffer;
   private readonly digestKey: Buffer;
+  private readonly recentDigests = new BoundedCache<string, string>(RECENT_KEYS_KEPT);
 
   constructor(master: Buffer) {
     this.sealKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey seal', 32));
     this.digestKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey digest', 32));
   }
 
+  /**
+   * The digest by which a presented key is found. Clients present the same key on every request: the digests of
+   * recent keys are kept (in memory only, where the requests carrying the keys already are).
+   */
   digest(apikey: string): string {
-    return createHmac('sha256', this.digestKey).update(apikey, 'utf8').digest('hex');
+    return this.recentDigests.getOrCompute(apikey, () =>
+      createHmac('sha256', this.digestKey).update(apikey, 'utf8').digest('hex'),
+    );
   }
 
   seal(apikey: string): string {

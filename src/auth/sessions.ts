@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ChangeBus } from '../db/change-bus.js';
 import { Echoes } from './echoes.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import {
   deleteSession,
   findSession,
@@ -75,10 +76,17 @@ const NO_SESSION: Promise<undefined> = Promise.resolve(undefined);
  * SHA-256 in hex. Every cookie-authenticated request hashes its cookie: the one-shot `crypto.hash` (Node 20.12+)
  * costs half of a `createHash` object, which older Node 20 releases fall back to.
  */
-const digest: (value: string) => string =
+const sha256: (value: string) => string =
   typeof crypto.hash === 'function'
     ? (value) => crypto.hash('sha256', value, 'hex')
     : (value) => createHash('sha256').update(value).digest('hex');
+
+/**
+ * The digests of the cookies seen lately: a client sends its cookie on every request, and a map lookup costs a
+ * fraction of the hash. The cookies are the process's own memory, as the requests carrying them are; never written.
+ */
+const recentDigests = new BoundedCache<string, string>(MAX_REUSABLE);
+const digest = (value: string): string => recentDigests.getOrCompute(value, () => sha256(value));
 
 function newSecret(): string {
   return randomBytes(32).toString('base64url');

@@ -18,8 +18,10 @@ export function parseQueryString(text: string): Record<string, string> {
 }
 
 function decode(text: string): string | undefined {
+  const spaced = text.includes('+') ? text.replaceAll('+', ' ') : text;
+  if (!spaced.includes('%')) return spaced;
   try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
+    return decodeURIComponent(spaced);
   } catch {
     return undefined;
   }

@@ -45,6 +45,7 @@ export class MetadataRegistry {
   private readonly objects = new Map<string, ObjectMeta>();
   private readonly structures = new Map<string, ObjectStructure>();
   private readonly structureDefs: ObjectStructureDef[] = [];
+  private changes = 0;
 
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
@@ -69,7 +70,13 @@ export class MetadataRegistry {
     return this.structureDefs.map((def) => this.structures.get(def.name)!);
   }
 
+  /** Grows with every change of the metadata: whatever was derived from it under another version is stale. */
+  get version(): number {
+    return this.changes;
+  }
+
   addObjectStructure(def: ObjectStructureDef): void {
+    this.changes += 1;
     const structure: ObjectStructure = {
       name: def.name,
       description: def.description,
@@ -82,6 +89,7 @@ export class MetadataRegistry {
 
   /** Adds an attribute to an object at run time; every structure using the object sees it at once. */
   addAttribute(objectName: string, attribute: AttributeDef): void {
+    this.changes += 1;
     const meta = this.object(objectName);
     const def: ObjectDef = { ...meta.def, attributes: [...meta.def.attributes, attribute] };
     const updated = indexObject(def);

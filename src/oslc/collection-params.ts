@@ -1,5 +1,6 @@
 import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import type { OrderByClause, SelectClause, WhereClause } from './query/ast.js';
 import { QueryParseError } from './query/ast.js';
 import { parseOrderBy, parseSelect, parseWhere } from './query/parse.js';
@@ -25,12 +26,36 @@ export interface CollectionParams {
   stablePaging: boolean;
   /** `stableId=<id>` of a later page of a stable page set. */
   stableId: string | undefined;
+  /**
+   * The texts `query` was read from, as one string: equal keys give equal plans, so a plan may be reused. Absent
+   * when the plan depends on more than the texts (a time line is relative to the moment of the request).
+   */
+  planKey: string | undefined;
 }
 
-/** Runs a parser and turns its refusal into the BMXAA8744E error object. */
+const parseCaches = new WeakMap<(text: string) => unknown, BoundedCache<string, unknown>>();
+
+/** Freezes a parsed tree, so that sharing it between requests is safe: nothing downstream may change it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/**
+ * Runs a parser and turns its refusal into the BMXAA8744E error object. Clients repeat the same clauses page after
+ * page, so the (frozen, immutable) trees of recent texts are kept.
+ */
 export function parsed<T>(parse: (text: string) => T, text: string): T {
+  let cache = parseCaches.get(parse);
+  if (!cache) {
+    cache = new BoundedCache<string, unknown>(PARSED_TEXTS_KEPT);
+    parseCaches.set(parse, cache);
+  }
   try {
-    return parse(text);
+    return cache.getOrCompute(text, () => deepFreeze(parse(text))) as T;
   } catch (error) {
     if (error instanceof QueryParseError) throw errors.queryNotParsed(error.message);
     throw error;
@@ -48,6 +73,8 @@ function positiveInteger(name: string, value: string | undefined): number | unde
   return Number(value);
 }
 
+const PARSED_TEXTS_KEPT = 512;
+
 const CHILD_WHERE = /^(.+)\.where$/;
 const CHILD_ORDER = /^(.+)\.orderBy$/;
 
@@ -57,12 +84,16 @@ export function readCollectionParams(params: Readonly<Record<string, string>>): 
   const orderBy = params['oslc.orderBy'];
   const childWhere = new Map<string, WhereClause>();
   const childOrderBy = new Map<string, OrderByClause>();
+  const childTexts: string[] = [];
   for (const [name, value] of Object.entries(params)) {
-    if (name.startsWith('oslc.') || value.trim() === '') continue;
+    // Most parameters are not child filters: the suffix test spares them the expressions.
+    if (name.startsWith('oslc.') || !(name.endsWith('.where') || name.endsWith('.orderBy'))) continue;
+    if (value.trim() === '') continue;
     const whereMatch = CHILD_WHERE.exec(name);
     if (whereMatch) childWhere.set(lastSegment(whereMatch[1]!), parsed(parseWhere, value));
     const orderMatch = CHILD_ORDER.exec(name);
     if (orderMatch) childOrderBy.set(lastSegment(orderMatch[1]!), parsed(parseOrderBy, value));
+    if (whereMatch || orderMatch) childTexts.push(name, value);
   }
   const query: QueryRequest = {
     ...(where !== undefined && where.trim() !== '' && { where: parsed(parseWhere, where) }),
@@ -98,6 +129,18 @@ export function readCollectionParams(params: Readonly<Record<string, string>>): 
     internalValues: readFlag(params.internalvalues) === true,
     stablePaging: readFlag(params.stablepaging) === true,
     stableId: nonEmpty(params.stableId) ? params.stableId.trim() : undefined,
+    planKey: query.timeline
+      ? undefined
+      : JSON.stringify([
+          where,
+          select,
+          orderBy,
+          query.anyTerm,
+          query.savedQuery,
+          params['oslc.searchTerms'],
+          params.searchAttributes,
+          childTexts,
+        ]),
   };
 }
 

@@ -63,11 +63,23 @@ export function memberJson(record: MemberRecord, options: ResponseOptions): Json
   return json;
 }
 
+const relatedRootsByNode = new WeakMap<NodePlan, ReadonlySet<string | undefined>>();
+
+/** First names of a node's dot-notation selections (`location` of `location.description`), once per plan. */
+function relatedRootsOf(node: NodePlan): ReadonlySet<string | undefined> {
+  let roots = relatedRootsByNode.get(node);
+  if (!roots) {
+    roots = new Set(node.related.map((related) => related.jsonPath[0]));
+    relatedRootsByNode.set(node, roots);
+  }
+  return roots;
+}
+
 function attributesJson(record: MemberRecord, options: ResponseOptions): Json {
   const json: Json = {};
   const prefix = options.lean ? '' : 'spi:';
   const { values, node } = record;
-  const relatedRoots = new Set(node.related.map((related) => related.jsonPath[0]));
+  const relatedRoots = relatedRootsOf(node);
   const siteid = typeof values.siteid === 'string' ? values.siteid : null;
   const orgid = typeof values.orgid === 'string' ? values.orgid : null;
   for (const { jsonName, attribute } of node.attributes) {

@@ -7,13 +7,26 @@ const NULL_PART = '~NULL~';
 /** A `/` inside a key value would read as a separator; it is written `~sp~` (and read back). */
 const SLASH = '~sp~';
 
-const keyText = (parts: readonly KeyValue[]): string =>
-  parts.map((value) => (value === null ? NULL_PART : String(value).replaceAll('/', SLASH))).join('/');
+/** Key values joined by `/`; written without intermediate arrays, since every member of every page needs one. */
+function keyText(parts: readonly KeyValue[]): string {
+  let text = '';
+  for (let index = 0; index < parts.length; index++) {
+    if (index > 0) text += '/';
+    const value = parts[index];
+    const part = value === null || value === undefined ? NULL_PART : String(value);
+    text += part.includes('/') ? part.replaceAll('/', SLASH) : part;
+  }
+  return text;
+}
 
 export type KeyValue = string | number | boolean | null;
 
-const restBase64 = (text: string): string =>
-  Buffer.from(text, 'utf8').toString('base64').replace(/\+/g, '_').replace(/\//g, '.').replace(/=/g, '-');
+function restBase64(text: string): string {
+  let base64 = Buffer.from(text, 'utf8').toString('base64');
+  if (base64.includes('+')) base64 = base64.replaceAll('+', '_');
+  if (base64.includes('/')) base64 = base64.replaceAll('/', '.');
+  return base64.endsWith('=') ? base64.replaceAll('=', '-') : base64;
+}
 
 export function encodeRestId(keyValues: readonly KeyValue[]): string {
   return `_${restBase64(keyText(keyValues))}`;

@@ -7,6 +7,7 @@ import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import type { SelectItem } from './query/ast.js';
 import { parseSelect } from './query/parse.js';
 import { apiMetaJson } from './query/apimeta.js';
@@ -170,6 +171,20 @@ export interface CollectionScope {
   href?: string;
 }
 
+const paramsByQueryText = new BoundedCache<string, CollectionParams>(512);
+
+/**
+ * The collection parameters of a request, kept by the text of its query string: they depend on nothing else, and
+ * clients send the same queries again and again (page after page, poll after poll).
+ */
+function collectionParamsOf(request: FastifyRequest): CollectionParams {
+  const at = request.url.indexOf('?');
+  const text = at === -1 ? '' : request.url.slice(at + 1);
+  return paramsByQueryText.getOrCompute(text, () =>
+    readCollectionParams(request.query as Readonly<Record<string, string>>),
+  );
+}
+
 /** A collection GET: count, distinct values, or one page of members (maximo-notes §2, §10.10). */
 export async function sendCollection(
   request: FastifyRequest,
@@ -181,8 +196,8 @@ export async function sendCollection(
   const { resources } = options;
   const query = request.query as Readonly<Record<string, string>>;
   const extraFilters = scope.extraFilters ?? [];
-  const params = readCollectionParams(query);
-  const plan = resources.plan(structure, params.query);
+  const params = collectionParamsOf(request);
+  const plan = resources.plan(structure, params.query, params.planKey);
   const responseOptions = {
     ...(await responseOptionsFor(request, options, params)),
     ...(scope.osName !== undefined && { osName: scope.osName }),

@@ -10,6 +10,7 @@ import { compileStableMembers, type PageWindow } from './query/compile.js';
 import {
   executeCount,
   executeDistinct,
+  CompiledPages,
   executePage,
   executeStablePage,
   type MemberRecord,
@@ -32,6 +33,7 @@ import {
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 import { decodeRestId } from './rest-id.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
 
@@ -102,6 +104,9 @@ export interface StablePageQuery {
   reader?: UserProfile | null;
 }
 
+/** Query plans kept for reuse: a few hundred distinct queries cover the clients of one deployment. */
+const PLANS_KEPT = 512;
+
 const PG_UNIQUE_VIOLATION = '23505';
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 const PG_DATA_EXCEPTION_CLASS = '22';
@@ -116,6 +121,9 @@ export class ResourceService {
   private readonly writeRules = new Map<string, WriteRules>();
   private readonly readTransforms = new Map<string, Map<string, ReadTransform>>();
   private readonly db: Kysely<DynamicDatabase>;
+  private readonly plans = new BoundedCache<string, QueryPlan>(PLANS_KEPT);
+  private plansVersion: number;
+  private readonly compiledPages: CompiledPages;
 
   constructor(
     private readonly storage: Storage,
@@ -123,6 +131,8 @@ export class ResourceService {
     private readonly domains: DomainCache,
   ) {
     this.db = storage.db as unknown as Kysely<DynamicDatabase>;
+    this.plansVersion = metadata.version;
+    this.compiledPages = new CompiledPages(this.db);
   }
 
   addWriteObserver(observer: WriteObserver): void {
@@ -142,15 +152,27 @@ export class ResourceService {
     this.readTransforms.set(name, transforms);
   }
 
-  plan(structure: ObjectStructure, request: QueryRequest): QueryPlan {
-    return planQuery(this.metadata, structure, request);
+  /**
+   * The plan of a query. With `key` (the texts the request was read from, see CollectionParams.planKey) the plan is
+   * kept and reused, together with its compiled pages, until the metadata changes.
+   */
+  plan(structure: ObjectStructure, request: QueryRequest, key?: string): QueryPlan {
+    if (key === undefined) return planQuery(this.metadata, structure, request);
+    if (this.plansVersion !== this.metadata.version) {
+      this.plans.clear();
+      this.plansVersion = this.metadata.version;
+    }
+    return this.plans.getOrCompute(`${structure.name}\u0000${key}`, () =>
+      planQuery(this.metadata, structure, request),
+    );
   }
 
   async page(query: PageQuery): Promise<PageOfMembers> {
-    const filters = [...planFilters(query.plan), ...(query.extraFilters ?? [])];
+    const extraFilters = query.extraFilters ?? [];
+    const filters = [...planFilters(query.plan), ...extraFilters];
     const object = query.plan.structure.root.object;
     const [page, totalCount, domains] = await Promise.all([
-      executePage(this.db, query.plan, filters, query.plan.order, query.window),
+      executePage(this.db, query.plan, extraFilters, query.window, this.compiledPages),
       query.withCount ? executeCount(this.db, object, filters) : Promise.resolve(undefined),
       this.domains.snapshot(),
     ]);
@@ -231,6 +253,8 @@ export class ResourceService {
 
   private presentRecord(record: MemberRecord, reader: UserProfile | null): MemberRecord {
     const transforms = this.readTransforms.get(record.node.object.name);
+    // Most members have nothing to present: they are passed through as read, without copies.
+    if (!transforms && record.children.size === 0) return record;
     let values = record.values;
     if (transforms) {
       const changed: Record<string, StoredValue> = { ...values };

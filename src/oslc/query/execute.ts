@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { BoundedCache } from '../../util/bounded-cache.js';
 import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { StoredValue } from '../values.js';
@@ -11,7 +12,7 @@ import {
   relatedAlias,
   type PageWindow,
 } from './compile.js';
-import type { Filter, NodePlan, OrderPlan, QueryPlan } from './plan.js';
+import { planFilters, type Filter, type NodePlan, type QueryPlan } from './plan.js';
 
 /**
  * Execute stage: runs the compiled queries and assembles members: one query for the page, one per child
@@ -85,14 +86,60 @@ async function loadChildren(
   }
 }
 
+/**
+ * The compiled SQL of the pages of reused plans. Building and compiling a Kysely query costs about as much CPU as
+ * PostgreSQL spends answering it; a client paging through one query sends the same plan again and again.
+ */
+export class CompiledPages {
+  private readonly byPlan = new WeakMap<QueryPlan, BoundedCache<string, CompiledQuery>>();
+
+  constructor(private readonly db: Kysely<DynamicDatabase>) {}
+
+  /** The page of `plan` with the plan's own filters and order. */
+  compiled(plan: QueryPlan, window: PageWindow): CompiledQuery {
+    let pages = this.byPlan.get(plan);
+    if (!pages) {
+      pages = new BoundedCache<string, CompiledQuery>(WINDOWS_KEPT_PER_PLAN);
+      this.byPlan.set(plan, pages);
+    }
+    return pages.getOrCompute(`${window.limit}:${window.offset}`, () =>
+      compilePage(
+        this.db,
+        plan.structure.root.object,
+        plan.root,
+        planFilters(plan),
+        plan.order,
+        window,
+      ).compile(),
+    );
+  }
+}
+
+const WINDOWS_KEPT_PER_PLAN = 64;
+
+/**
+ * One page of members: of the plan alone through `pages` (compiled once), or with filters beyond the plan's own
+ * (a lookup's) compiled for this request.
+ */
 export async function executePage(
   db: Kysely<DynamicDatabase>,
   plan: QueryPlan,
-  filters: readonly Filter[],
-  order: readonly OrderPlan[],
+  extraFilters: readonly Filter[],
   window: PageWindow,
+  pages?: CompiledPages,
 ): Promise<PageResult> {
-  const rows = await compilePage(db, plan.structure.root.object, plan.root, filters, order, window).execute();
+  const query =
+    pages && extraFilters.length === 0
+      ? pages.compiled(plan, window)
+      : compilePage(
+          db,
+          plan.structure.root.object,
+          plan.root,
+          [...planFilters(plan), ...extraFilters],
+          plan.order,
+          window,
+        ).compile();
+  const { rows } = (await db.executeQuery(query)) as { rows: Row[] };
   const hasMore = rows.length > window.limit;
   const members = rows.slice(0, window.limit).map((row) => toRecord(plan.root, row));
   await loadChildren(db, members);

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseQueryString, readFlag } from './query-string.js';
+
+describe('parseQueryString', () => {
+  it('decodes plus as space and percent escapes, keeping a literal plus written %2B', () => {
+    assert.deepEqual(
+      { ...parseQueryString('oslc.where=description%3D%22a+b%22&oslc.orderBy=%2Bassetnum') },
+      { 'oslc.where': 'description="a b"', 'oslc.orderBy': '+assetnum' },
+    );
+  });
+
+  it('tolerates a leading &, empty parts and names without a value; the first of repeated names wins', () => {
+    assert.deepEqual({ ...parseQueryString('&&lean=1&&lean=0&count') }, { lean: '1', count: '' });
+  });
+
+  it('keeps the case of names and skips a part whose escape is malformed', () => {
+    assert.deepEqual(
+      { ...parseQueryString('savedQuery=A&bad=%E0%A4%A&x=%zz&ok=1') },
+      { savedQuery: 'A', ok: '1' },
+    );
+  });
+
+  it('reads flags as 1/true and 0/false in any case, anything else as absent', () => {
+    assert.deepEqual(['1', 'TRUE', '0', 'False', 'yes', undefined].map(readFlag), [
+      true,
+      true,
+      false,
+      false,
+      undefined,
+      undefined,
+    ]);
+  });
+});

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * API keys across two real server processes (`src/server.ts`) on one PostgreSQL schema: a key revoked on one is
@@ -14,63 +11,9 @@ import pg from 'pg';
  */
 const url = process.env.EAS_TEST_DATABASE_URL;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ADMIN_PASSWORD = 'apikey-multiprocess-pw';
 const MASTER_KEY = 'apikey-multiprocess-master-key-0123456789';
 const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
-
-interface ServerProcess {
-  child: ChildProcess;
-  base: string;
-  /** Everything the process wrote, its request log included (level info). */
-  output: () => string;
-}
-
-async function startServer(name: string, databaseUrl: string, schema: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      EAS_DB_SCHEMA: schema,
-      EAS_SERVER_NAME: name,
-      EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      EAS_MASTER_KEY: MASTER_KEY,
-      EAS_DEMO: '0',
-      EAS_LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
-    const poll = setInterval(() => {
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        clearInterval(poll);
-        resolve(match[1]!);
-      }
-    }, 50);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      reject(new Error(`${name} exited with ${String(code)}:\n${output}`));
-    });
-  });
-  return { child, base, output: () => output };
-}
-
-async function stopServer(server: ServerProcess): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await exited;
-}
 
 if (url) {
   describe('API keys across two server processes', () => {
@@ -81,8 +24,14 @@ if (url) {
 
     before(async () => {
       // One after the other: the first creates the schema, migrates it and creates the administrator.
-      first = await startServer('KEYA', url, schema);
-      second = await startServer('KEYB', url, schema);
+      const settings = {
+        databaseUrl: url,
+        schema,
+        adminPassword: ADMIN_PASSWORD,
+        env: { EAS_MASTER_KEY: MASTER_KEY, EAS_LOG_LEVEL: 'info' },
+      };
+      first = await startServer({ name: 'KEYA', ...settings });
+      second = await startServer({ name: 'KEYB', ...settings });
     });
     after(async () => {
       await Promise.all([first, second].filter(Boolean).map(stopServer));

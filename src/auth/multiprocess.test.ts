@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * Sessions and login blocks across two real server processes (`src/server.ts`) on one PostgreSQL schema. PGlite is
@@ -14,58 +11,8 @@ import pg from 'pg';
  */
 const url = process.env.EAS_TEST_DATABASE_URL;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ADMIN_PASSWORD = 'multiprocess-admin-pw';
 const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
-
-interface ServerProcess {
-  child: ChildProcess;
-  base: string;
-}
-
-async function startServer(name: string, databaseUrl: string, schema: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      EAS_DB_SCHEMA: schema,
-      EAS_SERVER_NAME: name,
-      EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      EAS_DEMO: '0',
-      EAS_LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with ${String(code)}:\n${output}`));
-    });
-  });
-  return { child, base };
-}
-
-async function stopServer(server: ServerProcess): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await exited;
-}
 
 /** `name=value` of the first `Set-Cookie` naming the cookie. */
 function cookieOf(response: Response, name: string): string {
@@ -86,8 +33,8 @@ if (url) {
 
     before(async () => {
       // One after the other: the first creates the schema, migrates it and creates the administrator.
-      first = await startServer('AUTHA', url, schema);
-      second = await startServer('AUTHB', url, schema);
+      first = await startServer({ name: 'AUTHA', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
+      second = await startServer({ name: 'AUTHB', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
     });
 
     after(async () => {

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { ColumnType, Generated, Kysely, Selectable } from 'kysely';
 
 /** Row types of the system-property tables (migration 0004-properties). */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -62,23 +62,8 @@ export interface PropertyTables {
 
 export type PropertyDb = Kysely<PropertyTables>;
 
-export interface DefinitionRow {
-  propname: string;
-  description: string | null;
-  maxtype: string;
-  domainid: string | null;
-  rangemin: number | null;
-  rangemax: number | null;
-  maximodefault: string | null;
-  globalonly: boolean;
-  instanceonly: boolean;
-  liverefresh: boolean;
-  onlinechanges: boolean;
-  encrypted: boolean;
-  masked: boolean;
-  nullsallowed: boolean;
-  userdefined: boolean;
-}
+/** A property's definition: its MAXPROP row without the bookkeeping columns. */
+export type DefinitionRow = Omit<Selectable<MaxPropTable>, 'maxpropid' | 'changeby' | 'changedate' | 'rowstamp'>;
 
 /** A stored value as it is at rest: `encryptedvalue` holds the sealed value of an encrypted property. */
 export interface ValueRow {

@@ -70,22 +70,7 @@ export interface SetPropertyResult {
 }
 
 /** One entry of the registry read (`wsmethod:describeProperty`), in MAXPROP's own attribute names. */
-export interface PropertyDescription {
-  propname: string;
-  description: string | null;
-  maxtype: string;
-  domainid: string | null;
-  rangemin: number | null;
-  rangemax: number | null;
-  maximodefault: string | null;
-  globalonly: boolean;
-  instanceonly: boolean;
-  liverefresh: boolean;
-  onlinechanges: boolean;
-  encrypted: boolean;
-  masked: boolean;
-  nullsallowed: boolean;
-  userdefined: boolean;
+export interface PropertyDescription extends DefinitionRow {
   maxpropvalue: Array<{
     servername: string;
     propvalue: string | null;

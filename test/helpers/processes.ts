@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const STARTUP_TIMEOUT_MS = 60_000;
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)/;
+
+/** A real server process (`src/server.ts`), for the tests of what several processes on one database share. */
+export interface ServerProcess {
+  name: string;
+  child: ChildProcess;
+  /** `http://127.0.0.1:<port>/maximo` */
+  base: string;
+  /** Everything the process wrote so far, its log included. */
+  output: () => string;
+}
+
+export interface ServerSettings {
+  /** EAS_SERVER_NAME, also the name in failure messages. */
+  name: string;
+  databaseUrl: string;
+  /** EAS_DB_SCHEMA: one schema per test file, shared by its processes. */
+  schema: string;
+  adminPassword: string;
+  /** More environment (EAS_MASTER_KEY, EAS_LOG_LEVEL, ...). */
+  env?: Record<string, string>;
+}
+
+/** Starts a server on PostgreSQL on a free port; resolves when it listens, rejects when it exits or hangs. */
+export async function startServer(settings: ServerSettings): Promise<ServerProcess> {
+  const { name } = settings;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: settings.databaseUrl,
+      EAS_DB_SCHEMA: settings.schema,
+      EAS_SERVER_NAME: name,
+      EAS_ADMIN_PASSWORD: settings.adminPassword,
+      EAS_DEMO: '0',
+      EAS_LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...settings.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start in ${STARTUP_TIMEOUT_MS / 1000} s:\n${output}`)),
+      STARTUP_TIMEOUT_MS,
+    );
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = LISTENING.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${String(code)}:\n${output}`));
+    });
+  });
+  return { name, child, base, output: () => output };
+}
+
+/** SIGTERM, and waits for the exit. */
+export async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  await exited;
+}

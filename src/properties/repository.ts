@@ -63,7 +63,10 @@ export interface PropertyTables {
 export type PropertyDb = Kysely<PropertyTables>;
 
 /** A property's definition: its MAXPROP row without the bookkeeping columns. */
-export type DefinitionRow = Omit<Selectable<MaxPropTable>, 'maxpropid' | 'changeby' | 'changedate' | 'rowstamp'>;
+export type DefinitionRow = Omit<
+  Selectable<MaxPropTable>,
+  'maxpropid' | 'changeby' | 'changedate' | 'rowstamp'
+>;
 
 /** A stored value as it is at rest: `encryptedvalue` holds the sealed value of an encrypted property. */
 export interface ValueRow {

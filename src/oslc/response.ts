@@ -1,7 +1,7 @@
 import type { DomainSnapshot } from '../domains/domain-cache.js';
 import { collectionHref, resourceHref, type Links } from '../http/links.js';
 import type { MemberRecord } from './query/execute.js';
-import type { NodePlan } from './query/plan.js';
+import type { NodePlan, SelectedAttribute } from './query/plan.js';
 import { childAnchor, encodeRestId } from './rest-id.js';
 import { toJson, type StoredValue } from './values.js';
 
@@ -63,36 +63,50 @@ export function memberJson(record: MemberRecord, options: ResponseOptions): Json
   return json;
 }
 
-const relatedRootsByNode = new WeakMap<NodePlan, ReadonlySet<string | undefined>>();
+/** How one selected attribute is written: its JSON names, worked out once per plan instead of once per member. */
+interface AttributeShape {
+  attribute: SelectedAttribute['attribute'];
+  key: string;
+  descriptionKey: string;
+  maxvalueKey: string;
+}
 
-/** First names of a node's dot-notation selections (`location` of `location.description`), once per plan. */
-function relatedRootsOf(node: NodePlan): ReadonlySet<string | undefined> {
-  let roots = relatedRootsByNode.get(node);
-  if (!roots) {
-    roots = new Set(node.related.map((related) => related.jsonPath[0]));
-    relatedRootsByNode.set(node, roots);
+const shapesByNode = new WeakMap<NodePlan, { lean: AttributeShape[]; namespaced: AttributeShape[] }>();
+
+function attributeShapes(node: NodePlan, lean: boolean): readonly AttributeShape[] {
+  let shapes = shapesByNode.get(node);
+  if (!shapes) {
+    const relatedRoots = new Set(node.related.map((related) => related.jsonPath[0]));
+    const shape = (prefix: string) =>
+      node.attributes.map(({ jsonName, attribute }): AttributeShape => {
+        // A dot-notation object of the same name keeps the name; the attribute moves aside (as the deployed systems do).
+        const name = relatedRoots.has(jsonName) ? `$alias_this_attr$${jsonName}` : jsonName;
+        return {
+          attribute,
+          key: prefix + name,
+          descriptionKey: `${prefix}${name}_description`,
+          maxvalueKey: `${prefix}${name}_maxvalue`,
+        };
+      });
+    shapes = { lean: shape(''), namespaced: shape('spi:') };
+    shapesByNode.set(node, shapes);
   }
-  return roots;
+  return lean ? shapes.lean : shapes.namespaced;
 }
 
 function attributesJson(record: MemberRecord, options: ResponseOptions): Json {
   const json: Json = {};
-  const prefix = options.lean ? '' : 'spi:';
   const { values, node } = record;
-  const relatedRoots = relatedRootsOf(node);
   const siteid = typeof values.siteid === 'string' ? values.siteid : null;
   const orgid = typeof values.orgid === 'string' ? values.orgid : null;
-  for (const { jsonName, attribute } of node.attributes) {
+  for (const { attribute, key, descriptionKey, maxvalueKey } of attributeShapes(node, options.lean)) {
     const value = values[attribute.name] ?? null;
     if (value === null && options.dropNulls) continue;
-    // A dot-notation object of the same name keeps the name; the attribute moves aside (as the deployed systems do).
-    const name = relatedRoots.has(jsonName) ? `$alias_this_attr$${jsonName}` : jsonName;
-    json[prefix + name] = toJson(value);
+    json[key] = toJson(value);
     if (attribute.domainId && value !== null) {
       const domainValue = options.domains.find(attribute.domainId, value, siteid, orgid);
-      if (domainValue?.description) json[`${prefix}${name}_description`] = domainValue.description;
-      if (options.internalValues && domainValue?.maxvalue)
-        json[`${prefix}${name}_maxvalue`] = domainValue.maxvalue;
+      if (domainValue?.description) json[descriptionKey] = domainValue.description;
+      if (options.internalValues && domainValue?.maxvalue) json[maxvalueKey] = domainValue.maxvalue;
     }
   }
   node.related.forEach((related, index) => {

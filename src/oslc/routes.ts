@@ -171,18 +171,43 @@ export interface CollectionScope {
   href?: string;
 }
 
-const paramsByQueryText = new BoundedCache<string, CollectionParams>(512);
+/** What a collection request's query string alone decides. */
+interface QueryTexts {
+  params: CollectionParams;
+  /** `?` and the request's parameters as the page's own href shows them (secrets left out), or nothing. */
+  visible: string;
+  /** The visible parameters but `pageno` and `stableId`, encoded: page links put those two first. */
+  pageRest: string;
+}
+
+const textsByQuery = new BoundedCache<string, QueryTexts>(512);
 
 /**
- * The collection parameters of a request, kept by the text of its query string: they depend on nothing else, and
- * clients send the same queries again and again (page after page, poll after poll).
+ * The collection parameters and link texts of a request, kept by the text of its query string: they depend on
+ * nothing else, and clients send the same queries again and again (page after page, poll after poll).
  */
-function collectionParamsOf(request: FastifyRequest): CollectionParams {
+function queryTextsOf(request: FastifyRequest): QueryTexts {
   const at = request.url.indexOf('?');
   const text = at === -1 ? '' : request.url.slice(at + 1);
-  return paramsByQueryText.getOrCompute(text, () =>
-    readCollectionParams(request.query as Readonly<Record<string, string>>),
-  );
+  return textsByQuery.getOrCompute(text, () => {
+    const query = request.query as Readonly<Record<string, string>>;
+    const visible = Object.entries(query).filter(([name]) => !SECRET_PARAMETERS.has(name.toLowerCase()));
+    const rest = visible.filter(([name]) => name !== 'pageno' && name !== 'stableId');
+    return {
+      params: readCollectionParams(query),
+      visible: visible.length === 0 ? '' : `?${new URLSearchParams(visible).toString()}`,
+      pageRest: new URLSearchParams(rest).toString(),
+    };
+  });
+}
+
+/** The query of another page: `pageno` first (as the deployed systems write it), then `stableId` if any. */
+function pageQuery(texts: QueryTexts, pageNumber: number, stableId?: string): string {
+  const first = new URLSearchParams([
+    ['pageno', String(pageNumber)],
+    ...(stableId === undefined ? [] : [['stableId', stableId]]),
+  ]).toString();
+  return texts.pageRest === '' ? first : `${first}&${texts.pageRest}`;
 }
 
 /** A collection GET: count, distinct values, or one page of members (maximo-notes §2, §10.10). */
@@ -194,9 +219,9 @@ export async function sendCollection(
   scope: CollectionScope = {},
 ): Promise<FastifyReply> {
   const { resources } = options;
-  const query = request.query as Readonly<Record<string, string>>;
   const extraFilters = scope.extraFilters ?? [];
-  const params = collectionParamsOf(request);
+  const texts = queryTextsOf(request);
+  const { params } = texts;
   const plan = resources.plan(structure, params.query, params.planKey);
   const responseOptions = {
     ...(await responseOptionsFor(request, options, params)),
@@ -239,11 +264,11 @@ export async function sendCollection(
   }
   const shaping = { ...responseOptions, domains: page.domains };
   const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
-  const pageHref = (pageNumber: number) => `${base}?${pageQuery(query, pageNumber, stableId)}`;
+  const pageHref = (pageNumber: number) => `${base}?${pageQuery(texts, pageNumber, stableId)}`;
   const json = collectionJson(
     page.members.map((member) => memberJson(member, shaping)),
     {
-      href: `${base}${visibleQuery(query)}`,
+      href: `${base}${texts.visible}`,
       pageNumber: params.pageNumber,
       ...(page.hasMore && { nextHref: pageHref(params.pageNumber + 1) }),
       // Stable pages are read forwards only (maximo-notes §2.5).
@@ -377,20 +402,4 @@ async function sendWritten(
     status === 201 ? 201 : 200,
     wanted,
   );
-}
-
-function visibleEntries(query: Readonly<Record<string, string>>): Array<[string, string]> {
-  return Object.entries(query).filter(([name]) => !SECRET_PARAMETERS.has(name.toLowerCase()));
-}
-
-function visibleQuery(query: Readonly<Record<string, string>>): string {
-  const entries = visibleEntries(query);
-  return entries.length === 0 ? '' : `?${new URLSearchParams(entries).toString()}`;
-}
-
-/** The request's parameters with `pageno` set (first, as the deployed systems write it), and `stableId` if any. */
-function pageQuery(query: Readonly<Record<string, string>>, pageNumber: number, stableId?: string): string {
-  const entries = visibleEntries(query).filter(([name]) => name !== 'pageno' && name !== 'stableId');
-  const stable: Array<[string, string]> = stableId === undefined ? [] : [['stableId', stableId]];
-  return new URLSearchParams([['pageno', String(pageNumber)], ...stable, ...entries]).toString();
 }

@@ -36,12 +36,21 @@ export interface PageResult {
 
 type Row = Record<string, unknown>;
 
-function toRecord(node: NodePlan, row: Row): MemberRecord & { children: Map<string, MemberRecord[]> } {
+type RecordWithChildren = MemberRecord & { children: Map<string, MemberRecord[]> };
+
+/** Shared by the members of nodes without children or dot-notation values: most members of most pages. */
+const NO_CHILDREN: ReadonlyMap<string, readonly MemberRecord[]> = new Map();
+const NO_RELATED: readonly StoredValue[] = [];
+
+function toRecord(node: NodePlan, row: Row): MemberRecord {
   return {
     node,
     values: row as Record<string, StoredValue>,
-    related: node.related.map((_, index) => (row[relatedAlias(index)] ?? null) as StoredValue),
-    children: new Map(),
+    related:
+      node.related.length === 0
+        ? NO_RELATED
+        : node.related.map((_, index) => (row[relatedAlias(index)] ?? null) as StoredValue),
+    children: node.children.length === 0 ? NO_CHILDREN : new Map(),
   };
 }
 
@@ -49,10 +58,12 @@ const tupleKey = (values: readonly unknown[]): string => JSON.stringify(values);
 
 async function loadChildren(
   db: Kysely<DynamicDatabase>,
-  records: ReadonlyArray<MemberRecord & { children: Map<string, MemberRecord[]> }>,
+  // toRecord gives every record of a node with children a map of its own.
+  records: readonly MemberRecord[],
 ): Promise<void> {
   const node = records[0]?.node;
-  if (!node) return;
+  if (!node || node.children.length === 0) return;
+  const withChildren = records as readonly RecordWithChildren[];
   for (const child of node.children) {
     const parentKeys = new Map<string, StoredValue[]>();
     for (const record of records) {
@@ -60,7 +71,7 @@ async function loadChildren(
       if (values.some((value) => value === null)) continue;
       parentKeys.set(tupleKey(values), values);
     }
-    for (const record of records) record.children.set(child.jsonName, []);
+    for (const record of withChildren) record.children.set(child.jsonName, []);
     if (parentKeys.size === 0) continue;
     const rows = await compileChildren(
       db,
@@ -78,7 +89,7 @@ async function loadChildren(
       if (list) list.push(record);
       else byParent.set(key, [record]);
     }
-    for (const record of records) {
+    for (const record of withChildren) {
       const key = tupleKey(child.on.map(([parent]) => record.values[parent] ?? null));
       record.children.set(child.jsonName, byParent.get(key) ?? []);
     }

@@ -23,7 +23,7 @@ import { DomainCache } from './domains/domain-cache.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
 import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
-import { parseQueryString, readFlag } from './http/query-string.js';
+import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { sendJson } from './http/reply.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { LookupService } from './lookups/service.js';
@@ -95,7 +95,7 @@ export async function buildApp(config: AppConfig, storage: Storage): Promise<Bui
       caseSensitive: true,
       ignoreTrailingSlash: true,
       maxParamLength: MAX_PATH_PARAMETER,
-      querystringParser: parseQueryString,
+      querystringParser: parseRequestQueryString,
     },
     // Failures the router raises before any route runs (a malformed %-escape) bypass the error handler.
     frameworkErrors: (error, request, reply) => {

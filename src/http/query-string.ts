@@ -1,3 +1,5 @@
+import { BoundedCache } from '../util/bounded-cache.js';
+
 /**
  * Query strings as clients send them (maximo-notes §10.7): a leading `?&`, empty parameters and repeated ones
  * (the first wins). Values stay strings; parameter names keep their case (`savedQuery` is case-sensitive).
@@ -34,4 +36,15 @@ export function readFlag(value: string | undefined): boolean | undefined {
   if (lower === '1' || lower === 'true') return true;
   if (lower === '0' || lower === 'false') return false;
   return undefined;
+}
+
+const parsedQueries = new BoundedCache<string, Readonly<Record<string, string>>>(512);
+
+/**
+ * `parseQueryString` for the router, kept by text: clients repeat their queries, and decoding costs more than a
+ * copy. Each request gets its own copy, since validation may change the object it is given.
+ */
+export function parseRequestQueryString(text: string): Record<string, string> {
+  const parsed = parsedQueries.getOrCompute(text, () => parseQueryString(text));
+  return Object.assign(Object.create(null) as Record<string, string>, parsed);
 }

@@ -227,7 +227,7 @@ export async function sendCollection(
   const { params } = texts;
   const plan = resources.plan(structure, params.query, params.planKey);
   const responseOptions = {
-    ...(await responseOptionsFor(request, options, params)),
+    ...responseOptionsFor(request, options, params),
     ...(scope.osName !== undefined && { osName: scope.osName }),
   };
   if (params.countOnly)
@@ -301,11 +301,11 @@ export function isLean(root: ApiRoot, lean: boolean | undefined): boolean {
   return lean ?? root === 'api';
 }
 
-async function responseOptionsFor(
+function responseOptionsFor(
   request: FastifyRequest,
   options: OslcRoutesOptions,
   params: CollectionParams,
-): Promise<Omit<ResponseOptions, 'domains'>> {
+): Omit<ResponseOptions, 'domains'> {
   const links: Links = linksFor(request, options.contextRoot, options.root, params.relative);
   return {
     links,
@@ -364,7 +364,7 @@ async function sendResource(
   });
   const member = page.members[0];
   if (!member) throw errors.resourceNotFound(structure.name, String(uniqueId));
-  const shaping = { ...(await responseOptionsFor(request, options, params)), domains: page.domains };
+  const shaping = { ...responseOptionsFor(request, options, params), domains: page.domains };
   return sendJson(reply, status, resourceJson(memberJson(member, shaping), shaping));
 }
 

@@ -171,11 +171,11 @@ export class ResourceService {
     const extraFilters = query.extraFilters ?? [];
     const filters = [...planFilters(query.plan), ...extraFilters];
     const object = query.plan.structure.root.object;
-    const [page, totalCount, domains] = await Promise.all([
-      executePage(this.db, query.plan, extraFilters, query.window, this.compiledPages),
-      query.withCount ? executeCount(this.db, object, filters) : Promise.resolve(undefined),
-      this.domains.snapshot(),
-    ]);
+    const reading = executePage(this.db, query.plan, extraFilters, query.window, this.compiledPages);
+    // Without a count (most pages) one query runs; the domain values are in memory once loaded.
+    const [page, totalCount, domains] = query.withCount
+      ? await Promise.all([reading, executeCount(this.db, object, filters), this.domains.snapshot()])
+      : [await reading, undefined, await this.domains.snapshot()];
     const members = this.present(page.members, query.reader ?? null);
     return { ...page, members, ...(totalCount !== undefined && { totalCount }), domains };
   }

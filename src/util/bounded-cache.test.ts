@@ -3,15 +3,15 @@ import { describe, it } from 'node:test';
 import { BoundedCache } from './bounded-cache.js';
 
 describe('BoundedCache', () => {
-  it('forgets the least recently used entry beyond its capacity', () => {
+  it('forgets the oldest entry beyond its capacity', () => {
     const cache = new BoundedCache<string, number>(2);
     cache.set('a', 1);
     cache.set('b', 2);
-    assert.equal(cache.get('a'), 1); // a is now the most recently used
+    cache.set('a', 10); // a new value keeps the entry's place
     cache.set('c', 3);
     assert.equal(cache.size, 2);
-    assert.equal(cache.get('b'), undefined);
-    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.get('a'), undefined);
+    assert.equal(cache.get('b'), 2);
     assert.equal(cache.get('c'), 3);
   });
 

@@ -1,6 +1,8 @@
 /**
- * A map that keeps at most `capacity` entries, forgetting the least recently used first. For memoizing pure work
- * keyed by client input (query texts), where an unbounded map would let a client grow the process without limit.
+ * A map that keeps at most `capacity` entries, forgetting the oldest first. For memoizing pure work keyed by client
+ * input (query texts, cookie values), where an unbounded map would let a client grow the process without limit.
+ * Oldest by insertion, not by use: a read costs one lookup, and an entry in use that was forgotten is only
+ * computed again.
  */
 export class BoundedCache<K, V> {
   private readonly entries = new Map<K, V>();
@@ -15,26 +17,21 @@ export class BoundedCache<K, V> {
   }
 
   get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value === undefined) return undefined;
-    // A Map iterates in insertion order: moving a hit to the end keeps the first entry the least recently used.
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    return value;
+    return this.entries.get(key);
   }
 
   set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.capacity) {
+    if (!this.entries.has(key) && this.entries.size >= this.capacity) {
+      // A Map iterates in insertion order: its first key is the oldest.
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
+    this.entries.set(key, value);
   }
 
   /** The cached value, or the computed one, remembered; a computation that throws remembers nothing. */
   getOrCompute(key: K, compute: () => V): V {
-    const cached = this.get(key);
+    const cached = this.entries.get(key);
     if (cached !== undefined) return cached;
     const value = compute();
     this.set(key, value);

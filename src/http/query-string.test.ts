@@ -14,6 +14,17 @@ describe('parseQueryString', () => {
     assert.deepEqual({ ...parseQueryString('&&lean=1&&lean=0&count') }, { lean: '1', count: '' });
   });
 
+  it('reads parameters named like Object members as plain parameters', () => {
+    const query = parseQueryString('constructor=a&__proto__=b&toString=c&hasOwnProperty=d');
+    assert.deepEqual(Object.entries(query), [
+      ['constructor', 'a'],
+      ['__proto__', 'b'],
+      ['toString', 'c'],
+      ['hasOwnProperty', 'd'],
+    ]);
+    assert.equal(({} as Record<string, unknown>).b, undefined);
+  });
+
   it('keeps the case of names and skips a part whose escape is malformed', () => {
     assert.deepEqual(
       { ...parseQueryString('savedQuery=A&bad=%E0%A4%A&x=%zz&ok=1') },
@@ -38,6 +49,8 @@ describe('parseQueryString', () => {
     const second = parseRequestQueryString('lean=1&oslc.pageSize=10');
     assert.deepEqual({ ...second }, { lean: '1', 'oslc.pageSize': '10' });
     assert.notEqual(second, first);
-    assert.equal(Object.getPrototypeOf(second), null);
+    // Nothing inherited: no Object.prototype members to mistake for parameters.
+    assert.equal('toString' in second, false);
+    assert.equal('constructor' in second, false);
   });
 });

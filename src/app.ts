@@ -70,10 +70,27 @@ const MAX_PATH_PARAMETER = 1024;
  * Builds the service: its shared services, the error contract, the access hook, and every module of the API,
  * registered explicitly so this file reads as the list of what the API offers.
  */
-export async function buildApp(config: AppConfig, storage: Storage): Promise<BuiltApp> {
+/** pino's level numbers: `info` is 30; a level at or below it logs every request. */
+const LEVEL_NUMBERS: Readonly<Record<string, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+};
+const logsRequests = (level: string): boolean => (LEVEL_NUMBERS[level] ?? Infinity) <= LEVEL_NUMBERS.info!;
+
+export async function buildApp(
+  config: AppConfig,
+  storage: Storage,
+  /** Where the log goes (default stdout); tests read it. */
+  logStream?: { write(line: string): void },
+): Promise<BuiltApp> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      ...(logStream && { stream: logStream }),
       redact: [
         'req.headers.maxauth',
         'req.headers.authorization',
@@ -88,6 +105,10 @@ export async function buildApp(config: AppConfig, storage: Storage): Promise<Bui
         }),
       },
     },
+    // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
+    // failures, and those name it themselves (the error handler): no child logger is made per request.
+    childLoggerFactory: (logger, bindings, options) =>
+      logsRequests(logger.level) || options.level !== undefined ? logger.child(bindings, options) : logger,
     bodyLimit: config.bodyLimit,
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
@@ -271,7 +292,11 @@ function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
   app.setErrorHandler((error, request, reply) => {
     let maximo = toMaximoError(error);
     if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(config.bodyLimit);
-    if (maximo.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (maximo.status >= 500) {
+      // The app's own logger (no per-request child, see childLoggerFactory) does not name the request by itself.
+      const named = request.log !== app.log;
+      request.log.error({ err: error, ...(!named && { reqId: request.id }) }, 'request failed');
+    }
     const query = (request.query ?? {}) as Record<string, string | undefined>;
     const links = linksFor(
       request,

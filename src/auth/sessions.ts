@@ -1,8 +1,8 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ChangeBus } from '../db/change-bus.js';
-import { Echoes } from './echoes.js';
 import { BoundedCache } from '../util/bounded-cache.js';
+import { Echoes } from './echoes.js';
 import {
   deleteSession,
   findSession,

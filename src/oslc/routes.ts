@@ -6,8 +6,8 @@ import { collectionHref, linksFor, resourceHref, type ApiRoot, type Links } from
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
-import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
 import { BoundedCache } from '../util/bounded-cache.js';
+import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
 import type { SelectItem } from './query/ast.js';
 import { parseSelect } from './query/parse.js';
 import { apiMetaJson } from './query/apimeta.js';

@@ -6,11 +6,12 @@ import type { DynamicDatabase } from '../db/schema.js';
 import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
 import { errors, MaximoError } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import { compileStableMembers, type PageWindow } from './query/compile.js';
 import {
+  CompiledPages,
   executeCount,
   executeDistinct,
-  CompiledPages,
   executePage,
   executeStablePage,
   type MemberRecord,
@@ -33,7 +34,6 @@ import {
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 import { decodeRestId } from './rest-id.js';
-import { BoundedCache } from '../util/bounded-cache.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
 

@@ -1,7 +1,4 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
-// Cookies by the Fastify team's plugin rather than by hand: RFC 6265 parsing of any Cookie header clients send
-// (quoted values, attribute names echoed back), and Set-Cookie serialization with every attribute in order.
-import fastifyCookie from '@fastify/cookie';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { ApiKeyService } from './apikeys/service.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
@@ -87,6 +84,7 @@ export async function buildApp(
   /** Where the log goes (default stdout); tests read it. */
   logStream?: { write(line: string): void },
 ): Promise<BuiltApp> {
+  const requestsLogged = logsRequests(config.logLevel);
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -108,7 +106,7 @@ export async function buildApp(
     // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
     // failures, and those name it themselves (the error handler): no child logger is made per request.
     childLoggerFactory: (logger, bindings, options) =>
-      logsRequests(logger.level) || options.level !== undefined ? logger.child(bindings, options) : logger,
+      requestsLogged || options.level !== undefined ? logger.child(bindings, options) : logger,
     bodyLimit: config.bodyLimit,
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
@@ -203,7 +201,6 @@ export async function buildApp(
   });
 
   registerErrorContract(app, config);
-  await app.register(fastifyCookie, { hook: false });
   const cookies = cookiePolicy(config);
   const credentialStrategies =
     config.auth.mode === 'appserver'

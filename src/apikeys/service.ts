@@ -4,6 +4,7 @@ import type { UserProfile } from '../auth/types.js';
 import { EVERYTHING_CHANGED } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
 import { errors } from '../errors.js';
+import type { MaybePromise } from '../util/maybe-promise.js';
 import type { WriteRuleContext, WriteRules } from '../oslc/service.js';
 import type { StoredValue } from '../oslc/values.js';
 import {
@@ -102,31 +103,42 @@ export class ApiKeyService {
     this.cache.clear();
   }
 
-  /** The owner of a presented key; BMXAA9549E for an unknown, revoked or expired one. */
-  async verify(apikey: string, sentInUrl: boolean): Promise<string> {
+  /**
+   * The owner of a presented key; BMXAA9549E for an unknown, revoked or expired one. At once for a key this process
+   * has verified before (nearly every request), later when its row must be read or its exposure recorded.
+   */
+  verify(apikey: string, sentInUrl: boolean): MaybePromise<string> {
     const digest = this.keys().digest(apikey);
-    let entry = this.cache.get(digest);
-    if (!entry) {
-      const generation = this.generation;
-      const row = await findByDigest(this.db, digest);
-      if (!row) throw errors.apiKeyNotValid();
-      entry = {
-        userid: row.userid,
-        expiresAt: row.expiration < 0 ? null : row.creationdate.getTime() + row.expiration * MS_PER_MINUTE,
-        exposedInUrl: row.exposedinurl,
-      };
-      if (generation === this.generation) {
-        if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
-        this.cache.set(digest, entry);
-      }
+    const cached = this.cache.get(digest);
+    return cached
+      ? this.admit(digest, cached, sentInUrl)
+      : this.load(digest).then((entry) => this.admit(digest, entry, sentInUrl));
+  }
+
+  private async load(digest: string): Promise<CachedKey> {
+    const generation = this.generation;
+    const row = await findByDigest(this.db, digest);
+    if (!row) throw errors.apiKeyNotValid();
+    const entry: CachedKey = {
+      userid: row.userid,
+      expiresAt: row.expiration < 0 ? null : row.creationdate.getTime() + row.expiration * MS_PER_MINUTE,
+      exposedInUrl: row.exposedinurl,
+    };
+    if (generation === this.generation) {
+      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
+      this.cache.set(digest, entry);
     }
+    return entry;
+  }
+
+  private admit(digest: string, entry: CachedKey, sentInUrl: boolean): MaybePromise<string> {
     if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
       this.cache.delete(digest);
       throw errors.apiKeyNotValid();
     }
     if (sentInUrl && !entry.exposedInUrl) {
       entry.exposedInUrl = true;
-      await markExposed(this.db, digest, new Date());
+      return markExposed(this.db, digest, new Date()).then(() => entry.userid);
     }
     return entry.userid;
   }

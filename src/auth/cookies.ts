@@ -1,13 +1,16 @@
+// Cookies through the jshttp `cookie` library (what @fastify/cookie wraps): RFC 6265 parsing of any Cookie header
+// clients send (quoted values, attribute names echoed back) and Set-Cookie serialization with every attribute. Not
+// the Fastify plugin: its onSend hook would run on every response, when only logins and logouts set cookies.
+import { parseCookie, stringifySetCookie, type SetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppConfig } from '../config.js';
+import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 import type { OpenedSession, SessionEntry, SessionService } from './sessions.js';
 
 /** The session cookie, named as the deployed systems' application server names it (clients look for it). */
 export const SESSION_COOKIE = 'JSESSIONID';
 /** The token cookie of application-server logins (WebSphere's LTPA name); alone, it restores its session. */
 export const TOKEN_COOKIE = 'LtpaToken2';
-
-const NO_SESSION: Promise<undefined> = Promise.resolve(undefined);
 
 export interface CookiePolicy {
   /** The context root: the cookies go to every API root (/oslc, /api) and the login form, and nowhere else. */
@@ -23,19 +26,43 @@ export function cookiePolicy(config: Pick<AppConfig, 'contextRoot' | 'publicUrl'
   };
 }
 
-function attributes(policy: CookiePolicy) {
-  return { path: policy.path, httpOnly: true, sameSite: 'lax', secure: policy.secure } as const;
+/** A cookie's `Set-Cookie` value with the policy's attributes. */
+function setCookieValue(
+  reply: FastifyReply,
+  policy: CookiePolicy,
+  cookie: Pick<SetCookie, 'name' | 'value'>,
+  cleared = false,
+): string {
+  return stringifySetCookie({
+    ...cookie,
+    path: policy.path,
+    // A past date as well as Max-Age=0: older clients know only Expires.
+    ...(cleared && { maxAge: 0, expires: new Date(0) }),
+    httpOnly: true,
+    secure: policy.secure === 'auto' ? reply.request.protocol === 'https' : policy.secure,
+    sameSite: 'lax',
+  });
 }
 
-/** Sets the session cookie first (clients take the first `Set-Cookie`), then the token cookie if there is one. */
+/**
+ * Sets the session cookie first (clients take the first `Set-Cookie`), then the token cookie if there is one.
+ * Fastify appends each `set-cookie` header to those already set, in order.
+ */
 export function setSessionCookies(reply: FastifyReply, opened: OpenedSession, policy: CookiePolicy): void {
-  reply.setCookie(SESSION_COOKIE, opened.sessionCookie, attributes(policy));
-  if (opened.tokenCookie !== undefined) reply.setCookie(TOKEN_COOKIE, opened.tokenCookie, attributes(policy));
+  reply.header(
+    'set-cookie',
+    setCookieValue(reply, policy, { name: SESSION_COOKIE, value: opened.sessionCookie }),
+  );
+  if (opened.tokenCookie !== undefined)
+    reply.header(
+      'set-cookie',
+      setCookieValue(reply, policy, { name: TOKEN_COOKIE, value: opened.tokenCookie }),
+    );
 }
 
 export function clearSessionCookies(reply: FastifyReply, policy: CookiePolicy): void {
-  reply.clearCookie(SESSION_COOKIE, attributes(policy));
-  reply.clearCookie(TOKEN_COOKIE, attributes(policy));
+  reply.header('set-cookie', setCookieValue(reply, policy, { name: SESSION_COOKIE, value: '' }, true));
+  reply.header('set-cookie', setCookieValue(reply, policy, { name: TOKEN_COOKIE, value: '' }, true));
 }
 
 /** Whether the request carries a session or token cookie at all (a cheap test before parsing). */
@@ -55,18 +82,18 @@ export function hasSessionCookie(request: FastifyRequest): boolean {
 export function sessionOfRequest(
   request: FastifyRequest,
   sessions: SessionService,
-): Promise<SessionEntry | undefined> {
+): MaybePromise<SessionEntry | undefined> {
   const header = request.headers.cookie;
-  if (typeof header !== 'string') return NO_SESSION;
-  const cookies = request.server.parseCookie(header);
+  if (typeof header !== 'string') return undefined;
+  const cookies = parseCookie(header);
   const sessionValue = cookies[SESSION_COOKIE];
   const tokenValue = cookies[TOKEN_COOKIE];
   if (sessionValue === undefined)
-    return tokenValue === undefined ? NO_SESSION : sessions.resolve('token', tokenValue);
+    return tokenValue === undefined ? undefined : sessions.resolve('token', tokenValue);
   const bySession = sessions.resolve('session', sessionValue);
   return tokenValue === undefined
     ? bySession
-    : bySession.then((session) => session ?? sessions.resolve('token', tokenValue));
+    : andThen(bySession, (session) => session ?? sessions.resolve('token', tokenValue));
 }
 
 export interface LoginSessionRequest {

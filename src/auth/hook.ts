@@ -6,6 +6,7 @@ import { sessionOfRequest, setSessionCookies, startSession, type CookiePolicy } 
 import type { AuthService } from './service.js';
 import { sameToken, type SessionEntry, type SessionService } from './sessions.js';
 import type { Access, AuthStrategy, Right, UserProfile } from './types.js';
+import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /**
  * What a request that logs in with credentials does with sessions: `reuse` the session its cookie names when it is
@@ -50,39 +51,64 @@ const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DEL
 /**
  * The one place where access is decided, before the body is read: authenticate with the first strategy whose
  * credentials the request carries (a login answers with a session cookie), check the CSRF token of browser-session
- * writes, then check what the route declared.
+ * writes, then check what the route declared. A callback hook rather than an async one: a request whose session or
+ * key this process knows is decided without a promise (see MaybePromise).
  */
 export function registerAccessHook(app: FastifyInstance, options: AccessHookOptions): void {
   app.decorateRequest('user', null);
   app.decorateRequest('objectStructure', null);
   app.decorateRequest('session', null);
-  app.addHook('onRequest', async (request, reply) => {
-    const access = request.routeOptions.config.access;
-    const only = keyOnlyStrategy(request, options);
-    if (only) {
-      // Before any other work: a request without a key gets no further on the key-only route.
-      if (!only.applies(request)) throw errors.notLoggedIn();
-      request.user = await authenticate(request, reply, options, only);
-      if (access?.kind === 'public' || request.is404) return;
-    } else {
-      if (access?.kind === 'public') return;
-      // Unmatched URLs go to the not-found handler, which answers 404 whoever asks.
-      if (request.is404) return;
-      request.user = await authenticate(request, reply, options);
+  app.addHook('onRequest', (request, reply, done) => {
+    let decided: MaybePromise<void>;
+    try {
+      decided = checkAccess(request, reply, options);
+    } catch (error) {
+      done(error as Error);
+      return;
     }
-    if (!access) throw errors.actionNotAllowed(request.method, request.routeOptions.url ?? request.url);
-    if (access.kind === 'admin' && !request.user.isAdmin) {
-      throw errors.actionNotAllowed(request.method, 'the service');
-    }
-    if (access.kind === 'objectStructure') {
-      const name = (request.params as Record<string, string | undefined>).os ?? '';
-      const structure = options.metadata.findObjectStructure(name);
-      if (!structure) throw errors.unknownObjectStructure(name.toUpperCase());
-      const right = typeof access.right === 'function' ? access.right(request) : access.right;
-      if (!hasRight(request.user, structure.name, right)) throw errors.notAuthorized(structure.name);
-      request.objectStructure = structure;
-    }
+    if (decided instanceof Promise) decided.then(() => done(), done);
+    else done();
   });
+}
+
+function checkAccess(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+): MaybePromise<void> {
+  const access = request.routeOptions.config.access;
+  const only = keyOnlyStrategy(request, options);
+  if (only) {
+    // Before any other work: a request without a key gets no further on the key-only route.
+    if (!only.applies(request)) throw errors.notLoggedIn();
+  } else if (access?.kind === 'public' || request.is404) {
+    // Unmatched URLs go to the not-found handler, which answers 404 whoever asks.
+    return;
+  }
+  return andThen(authenticate(request, reply, options, only), (user) => {
+    request.user = user;
+    if (access?.kind === 'public' || request.is404) return;
+    authorize(request, user, access, options.metadata);
+  });
+}
+
+/** What the route declared, for the authenticated user. */
+function authorize(
+  request: FastifyRequest,
+  user: UserProfile,
+  access: Access | undefined,
+  metadata: MetadataRegistry,
+): void {
+  if (!access) throw errors.actionNotAllowed(request.method, request.routeOptions.url ?? request.url);
+  if (access.kind === 'admin' && !user.isAdmin) throw errors.actionNotAllowed(request.method, 'the service');
+  if (access.kind === 'objectStructure') {
+    const name = (request.params as Record<string, string | undefined>).os ?? '';
+    const structure = metadata.findObjectStructure(name);
+    if (!structure) throw errors.unknownObjectStructure(name.toUpperCase());
+    const right = typeof access.right === 'function' ? access.right(request) : access.right;
+    if (!hasRight(user, structure.name, right)) throw errors.notAuthorized(structure.name);
+    request.objectStructure = structure;
+  }
 }
 
 function keyOnlyStrategy(request: FastifyRequest, options: AccessHookOptions): AuthStrategy | undefined {
@@ -92,23 +118,25 @@ function keyOnlyStrategy(request: FastifyRequest, options: AccessHookOptions): A
   return next === '' || next === '/' || next === '?' ? keyOnly.strategy : undefined;
 }
 
-async function authenticate(
+function authenticate(
   request: FastifyRequest,
   reply: FastifyReply,
   options: AccessHookOptions,
   only?: AuthStrategy,
-): Promise<UserProfile> {
+): MaybePromise<UserProfile> {
   const strategy = only ?? options.strategies.find((candidate) => candidate.applies(request));
   if (!strategy) throw errors.notLoggedIn();
-  const userid = await strategy.authenticate(request);
-  const profile = await options.auth.profile(userid);
-  if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
-  if (strategy.kind === 'session') {
-    checkCsrf(request, request.session);
-  } else if (strategy.kind === 'login' || strategy.wantsSession?.(request) === true) {
-    await joinSession(request, reply, options, userid, strategy.name);
-  }
-  return profile;
+  return andThen(strategy.authenticate(request), (userid) =>
+    andThen(options.auth.profile(userid), (profile) => {
+      if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
+      if (strategy.kind === 'session') {
+        checkCsrf(request, request.session);
+      } else if (strategy.kind === 'login' || strategy.wantsSession?.(request) === true) {
+        return joinSession(request, reply, options, userid, strategy.name).then(() => profile);
+      }
+      return profile;
+    }),
+  );
 }
 
 /**

@@ -7,6 +7,7 @@ import { ADMIN_GROUP } from './bootstrap.js';
 import { UNUSABLE_HASH, verifyPassword } from './password.js';
 import { findCredentials, loadProfileRows } from './repository.js';
 import type { ObjectStructureRights, UserProfile } from './types.js';
+import type { MaybePromise } from '../util/maybe-promise.js';
 
 /** SHA-256 (base64) by the one-shot `crypto.hash` where Node has it (20.12+): half the cost of a Hash object. */
 const sha256: (text: string) => string =
@@ -35,7 +36,8 @@ const MAX_CACHED_CREDENTIALS = 10_000;
  */
 export class AuthService {
   private readonly verified = new Map<string, { userid: string; expires: number }>();
-  private readonly profiles = new Map<string, Promise<UserProfile | undefined>>();
+  /** A profile being loaded, then the loaded profile itself (null: no such user), so that a hit makes no promise. */
+  private readonly profiles = new Map<string, Promise<UserProfile | undefined> | UserProfile | null>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -63,14 +65,17 @@ export class AuthService {
     return user.userid;
   }
 
-  profile(userid: string): Promise<UserProfile | undefined> {
-    let profile = this.profiles.get(userid);
-    if (!profile) {
-      profile = this.loadProfile(userid);
-      this.profiles.set(userid, profile);
-      profile.catch(() => this.profiles.delete(userid));
-    }
-    return profile;
+  profile(userid: string): MaybePromise<UserProfile | undefined> {
+    const known = this.profiles.get(userid);
+    if (known !== undefined) return known ?? undefined;
+    const loading = this.loadProfile(userid);
+    this.profiles.set(userid, loading);
+    loading.then(
+      // Unless a change dropped it meanwhile: then the next request loads it again.
+      (profile) => this.profiles.get(userid) === loading && this.profiles.set(userid, profile ?? null),
+      () => this.profiles.get(userid) === loading && this.profiles.delete(userid),
+    );
+    return loading;
   }
 
   private async loadProfile(userid: string): Promise<UserProfile | undefined> {

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ChangeBus } from '../db/change-bus.js';
 import { BoundedCache } from '../util/bounded-cache.js';
+import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 import { Echoes } from './echoes.js';
 import {
   deleteSession,
@@ -70,7 +71,6 @@ const MAX_CACHED_SESSIONS = 100_000;
 const UNKNOWN_TTL_MS = MINUTE;
 const MAX_UNKNOWN = 10_000;
 const MAX_REUSABLE = 10_000;
-const NO_SESSION: Promise<undefined> = Promise.resolve(undefined);
 
 /**
  * SHA-256 in hex. Every cookie-authenticated request hashes its cookie: the one-shot `crypto.hash` (Node 20.12+)
@@ -169,35 +169,41 @@ export class SessionService {
    * every call and keep no cookies would otherwise open a session (a database write) per call; they get the same
    * session, and the same cookie, again.
    */
-  recent(reuseKey: string): Promise<OpenedSession | undefined> {
+  recent(reuseKey: string): MaybePromise<OpenedSession | undefined> {
     const opened = this.reusable.get(reuseKey);
-    if (!opened) return NO_SESSION;
+    if (!opened) return undefined;
     if (this.byId.get(opened.entry.id) !== opened.entry) {
       this.reusable.delete(reuseKey);
-      return NO_SESSION;
+      return undefined;
     }
-    return this.resolveEntry(opened.entry).then((live) => {
+    return andThen(this.resolveEntry(opened.entry), (live) => {
       if (live) return opened;
       this.reusable.delete(reuseKey);
       return undefined;
     });
   }
 
-  /** The live session a cookie value names, or undefined (unknown, ended, idle or past its end). */
-  resolve(kind: CookieKind, value: string): Promise<SessionEntry | undefined> {
-    if (value.length === 0 || value.length > MAX_COOKIE_LENGTH) return NO_SESSION;
+  /**
+   * The live session a cookie value names, or undefined (unknown, ended, idle or past its end): at once when this
+   * process knows the session, later when the database must be read.
+   */
+  resolve(kind: CookieKind, value: string): MaybePromise<SessionEntry | undefined> {
+    if (value.length === 0 || value.length > MAX_COOKIE_LENGTH) return undefined;
     const hash = digest(value);
     const entry = (kind === 'session' ? this.byId : this.byToken).get(hash);
-    if (!entry) return this.load(kind, hash).then((loaded) => loaded && this.alive(loaded));
-    return this.resolveEntry(entry);
+    if (entry) return this.resolveEntry(entry);
+    // Cookie values that named no session lately are refused without a query (see `markUnknown`).
+    const unknownUntil = this.unknown.get(hash);
+    if (unknownUntil !== undefined && unknownUntil > this.now()) return undefined;
+    return this.load(kind, hash).then((loaded) => loaded && this.alive(loaded));
   }
 
-  private resolveEntry(entry: SessionEntry): Promise<SessionEntry | undefined> {
-    // The path of nearly every request: a cached session within both timeouts, no database and no await.
+  private resolveEntry(entry: SessionEntry): MaybePromise<SessionEntry | undefined> {
+    // The path of nearly every request: a cached session within both timeouts, no database and no promise.
     const now = this.now();
     if (now < entry.expiresAt && now - entry.lastActive <= this.idleMs) {
       this.touch(entry, now);
-      return Promise.resolve(entry);
+      return entry;
     }
     return this.alive(entry);
   }
@@ -249,8 +255,6 @@ export class SessionService {
   }
 
   private load(kind: CookieKind, hash: string): Promise<SessionEntry | undefined> {
-    const known = this.unknown.get(hash);
-    if (known !== undefined && known > this.now()) return Promise.resolve(undefined);
     let loading = this.loading.get(hash);
     if (!loading) {
       loading = findSession(this.options.db, kind === 'session' ? 'sessionhash' : 'tokenhash', hash)

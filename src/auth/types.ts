@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { MaybePromise } from '../util/maybe-promise.js';
 
 export type Right = 'read' | 'insert' | 'update' | 'delete';
 
@@ -48,8 +49,11 @@ export interface AuthStrategy {
   readonly kind: StrategyKind;
   /** Whether the request carries this scheme's credentials at all. */
   applies(request: FastifyRequest): boolean;
-  /** The caller's user id, or a MaximoError when the credentials are refused. */
-  authenticate(request: FastifyRequest): Promise<string>;
+  /**
+   * The caller's user id, or a MaximoError (thrown or rejected) when the credentials are refused; at once when the
+   * credentials are known to this process (a cached session or key), later when they must be checked.
+   */
+  authenticate(request: FastifyRequest): MaybePromise<string>;
   /** For `token` strategies: whether this request also asks for a session cookie (API key with `enablesession=1`). */
   wantsSession?(request: FastifyRequest): boolean;
 }

@@ -19,20 +19,34 @@ const SERVICE_NAME = 'system';
 
 type Method = 'GET' | 'POST';
 
+interface SystemMethod {
+  /** Lower case: what the `action` names once normalized. */
+  name: string;
+  method: Method;
+  admin: boolean;
+}
+
 /**
- * The methods of the system service, by lower-case name: `action=wsmethod:<name>` selects one (the `wsmethod:`
- * prefix and the case of the name are not checked, as clients vary). getProperty and getProperties are for every
- * logged-in user, with secure values masked; setProperty and the registry reads (every stored value, and what each
- * server process applied) are for administrators.
+ * The methods of the system service: `action=wsmethod:<name>` selects one (the `wsmethod:` prefix and the case of the
+ * name are not checked, as clients vary). getProperty and getProperties are for every logged-in user, with secure
+ * values masked; setProperty and the registry reads (every stored value, and what each server process applied) are
+ * for administrators.
  */
-const methods: Record<string, { method: Method; admin: boolean }> = {
-  getproperty: { method: 'GET', admin: false },
-  getproperties: { method: 'GET', admin: false },
-  setproperty: { method: 'POST', admin: true },
-  describeproperty: { method: 'GET', admin: true },
-  describeproperties: { method: 'GET', admin: true },
-  getpropertyhistory: { method: 'GET', admin: true },
-};
+const METHODS: readonly (Omit<SystemMethod, 'name'> & { spelled: string })[] = [
+  { spelled: 'getProperty', method: 'GET', admin: false },
+  { spelled: 'getProperties', method: 'GET', admin: false },
+  { spelled: 'setProperty', method: 'POST', admin: true },
+  { spelled: 'describeProperty', method: 'GET', admin: true },
+  { spelled: 'describeProperties', method: 'GET', admin: true },
+  { spelled: 'getPropertyHistory', method: 'GET', admin: true },
+];
+
+/** By normalized name, and by the spellings clients send (`wsmethod:getProperty`), which need no normalizing. */
+const methodsByName = new Map<string, SystemMethod>();
+for (const { spelled, method, admin } of METHODS) {
+  const entry = { name: spelled.toLowerCase(), method, admin };
+  for (const key of [entry.name, spelled, `wsmethod:${spelled}`]) methodsByName.set(key, entry);
+}
 
 /**
  * `GET|POST <root>/service/system?action=wsmethod:...`: read and set system properties (docs/properties.md).
@@ -48,35 +62,16 @@ export async function propertyRoutes(app: FastifyInstance, options: PropertyRout
       schema: { querystring: SystemServiceQuery },
       config: { access: { kind: 'user' } },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const user = request.user!;
       const query = request.query;
       const method = methodOf(query, user, 'GET');
-      switch (method) {
-        case 'getproperty': {
-          const name = required(query.propName, 'propName');
-          return sendJson(reply, 200, { return: properties.read(name, user) });
-        }
-        case 'getproperties': {
-          const names = nameList(required(query.propNames, 'propNames'), 'propNames');
-          const values: Record<string, string> = {};
-          for (const name of names) values[name] = properties.read(name, user);
-          return sendJson(reply, 200, values);
-        }
-        case 'describeproperty': {
-          const name = required(query.propName, 'propName');
-          const [description] = await properties.describe([name]);
-          return sendJson(reply, 200, description);
-        }
-        case 'describeproperties': {
-          const names = query.propNames === undefined ? undefined : nameList(query.propNames, 'propNames');
-          return sendJson(reply, 200, { member: await properties.describe(names) });
-        }
-        default: {
-          const name = required(query.propName, 'propName');
-          return sendJson(reply, 200, { member: await properties.history(name) });
-        }
+      // Values come from this process's registry: answered without a promise. The registry reads query the database.
+      if (method === 'getproperty' || method === 'getproperties') {
+        sendJson(reply, 200, currentValues(method, query, user, properties));
+        return;
       }
+      return registryRead(method, query, properties).then((body) => sendJson(reply, 200, body));
     },
   );
 
@@ -106,17 +101,57 @@ export async function propertyRoutes(app: FastifyInstance, options: PropertyRout
 function methodOf(query: SystemServiceQuery, user: UserProfile, httpMethod: Method): string {
   const action = query.action;
   if (action === undefined || action.trim() === '') throw errors.missingParameter('action');
-  const name = action
-    .trim()
-    .replace(/^wsmethod:/i, '')
-    .toLowerCase();
-  const method = methods[name];
+  const method =
+    methodsByName.get(action) ??
+    methodsByName.get(
+      action
+        .trim()
+        .replace(/^wsmethod:/i, '')
+        .toLowerCase(),
+    );
   if (!method) throw errors.unknownServiceMethod(action, SERVICE_NAME);
   if (method.method !== httpMethod) throw errors.methodNotAllowed(`${httpMethod} with action ${action}`);
   if (method.admin && !user.isAdmin) {
     throw errors.actionNotAllowed(action, 'MAXPROP');
   }
-  return name;
+  return method.name;
+}
+
+/** getProperty: `{"return": value}`; getProperties: the values by name. */
+function currentValues(
+  method: 'getproperty' | 'getproperties',
+  query: SystemServiceQuery,
+  user: UserProfile,
+  properties: PropertyService,
+): Record<string, string> {
+  if (method === 'getproperty')
+    return { return: properties.read(required(query.propName, 'propName'), user) };
+  const values: Record<string, string> = {};
+  for (const name of nameList(required(query.propNames, 'propNames'), 'propNames'))
+    values[name] = properties.read(name, user);
+  return values;
+}
+
+/** describeProperty, describeProperties, getPropertyHistory (administrators). */
+async function registryRead(
+  method: string,
+  query: SystemServiceQuery,
+  properties: PropertyService,
+): Promise<unknown> {
+  switch (method) {
+    case 'describeproperty': {
+      const [description] = await properties.describe([required(query.propName, 'propName')]);
+      return description;
+    }
+    case 'describeproperties':
+      return {
+        member: await properties.describe(
+          query.propNames === undefined ? undefined : nameList(query.propNames, 'propNames'),
+        ),
+      };
+    default:
+      return { member: await properties.history(required(query.propName, 'propName')) };
+  }
 }
 
 function required(value: string | undefined, parameter: string): string {

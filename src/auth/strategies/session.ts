@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import { hasSessionCookie, sessionOfRequest } from '../cookies.js';
-import type { SessionService } from '../sessions.js';
+import type { SessionEntry, SessionService } from '../sessions.js';
+import { andThen } from '../../util/maybe-promise.js';
 import type { AuthStrategy } from '../types.js';
 
 /**
@@ -13,11 +14,11 @@ export function sessionStrategy(sessions: SessionService): AuthStrategy {
     name: 'session',
     kind: 'session',
     applies: hasSessionCookie,
-    async authenticate(request: FastifyRequest): Promise<string> {
-      const session = await sessionOfRequest(request, sessions);
-      if (!session) throw errors.sessionNotValid();
-      request.session = session;
-      return session.userid;
-    },
+    authenticate: (request: FastifyRequest) =>
+      andThen(sessionOfRequest(request, sessions), (session: SessionEntry | undefined) => {
+        if (!session) throw errors.sessionNotValid();
+        request.session = session;
+        return session.userid;
+      }),
   };
 }

@@ -31,7 +31,7 @@ options:
   --duration <s>      measured seconds per scenario (default 10)
   --warmup <s>        discarded warm-up seconds per scenario (default 2)
   --connections <n>   concurrent connections (default ${DEFAULT_CONNECTIONS}: 2 per core)
-  --rounds <n>        slices the measured time is cut into, alternating baseline and service (default 5)
+  --rounds <n>        slices the measured time is cut into, alternating baseline and service (default 10)
   --reload            rebuild the fixtures even if an earlier run left them in place
   --profile           CPU-profile each server child over the measured window and print where the time goes
   --list              list the sections and exit
@@ -48,7 +48,12 @@ interface PairResult {
   target: number;
   subject?: Measurement;
   baseline?: Measurement;
+  /** The median of `roundRatios`: what the verdict compares with the target. */
   ratio?: number;
+  /** Per round, the service's slice throughput over the baseline's slice next to it in time. */
+  roundRatios?: number[];
+  /** Over the whole measured time: service requests/s over baseline requests/s. */
+  overallRatio?: number;
   verdict: Verdict;
   error?: string;
   profiles?: Record<string, { file: string; summary: ProfileSummary }>;
@@ -76,6 +81,19 @@ function selectSections(names: readonly string[]): Section[] {
       throw new Error(`section "${planned.name}" (issue ${planned.issue}) is planned, not written yet`);
     throw new Error(`unknown section "${name}"; known: ${sections.map((each) => each.name).join(', ')}`);
   });
+}
+
+const round3 = (value: number): number => Number(value.toFixed(3));
+
+/**
+ * The two slices of a round are taken one after the other, so a machine that slows down or speeds up for a while
+ * (other tenants, frequency changes) moves both; the median of the rounds' ratios then ignores the odd round that a
+ * burst of background load hit on one side only, which a ratio of totals would not.
+ */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return round3(sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2);
 }
 
 const slug = (text: string): string =>
@@ -149,7 +167,12 @@ async function runPair(
         );
       }
     }
-    result.ratio = Number((result.subject.requestsPerSecond / result.baseline.requestsPerSecond).toFixed(3));
+    const baselineSlices = result.baseline.slices;
+    result.roundRatios = result.subject.slices.map((slice, index) =>
+      round3(slice.requestsPerSecond / baselineSlices[index]!.requestsPerSecond),
+    );
+    result.ratio = median(result.roundRatios);
+    result.overallRatio = round3(result.subject.requestsPerSecond / result.baseline.requestsPerSecond);
     result.verdict = pair.target === undefined ? 'INFO' : result.ratio >= pair.target ? 'PASS' : 'FAIL';
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
@@ -187,6 +210,7 @@ function formatTable(results: readonly PairResult[]): string {
     'p99 ms',
     'cpu us',
     'ratio',
+    'rounds',
     'target',
     'result',
   ];
@@ -204,10 +228,13 @@ function formatTable(results: readonly PairResult[]): string {
     number(result.baseline?.latencyMs.p99, 2),
     number(result.baseline?.serverCpuMicrosecondsPerRequest, 0),
     number(result.ratio, 2),
+    result.roundRatios === undefined
+      ? '-'
+      : `${Math.min(...result.roundRatios).toFixed(2)}-${Math.max(...result.roundRatios).toFixed(2)}`,
     Number.isNaN(result.target) ? '-' : `>= ${result.target.toFixed(2)}`,
     result.verdict,
   ]);
-  const textColumns = new Set([0, 1, 2, 7, 14]);
+  const textColumns = new Set([0, 1, 2, 7, 15]);
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]!.length)),
   );
@@ -256,7 +283,7 @@ async function main(): Promise<number> {
     durationSeconds: positiveNumber('duration', values.duration, 10),
     warmupSeconds: positiveNumber('warmup', values.warmup, 2, true),
     connections: Math.round(positiveNumber('connections', values.connections, DEFAULT_CONNECTIONS)),
-    rounds: Math.round(positiveNumber('rounds', values.rounds, 5)),
+    rounds: Math.round(positiveNumber('rounds', values.rounds, 10)),
   };
   const selected = selectSections(positionals);
   if (values.profile) await mkdir(join(resultsDir, 'profiles'), { recursive: true });

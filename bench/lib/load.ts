@@ -38,6 +38,7 @@ export class ScenarioLoad {
   private errors = 0;
   private non2xx = 0;
   private serverCpuMicroseconds = 0;
+  private readonly slices: Measurement['slices'] = [];
 
   /** `serverCpu` reads the CPU time the server process has used so far, in microseconds. */
   constructor(
@@ -55,9 +56,17 @@ export class ScenarioLoad {
   /** A measured run, added to the totals. */
   async slice(seconds: number): Promise<void> {
     const cpuBefore = await this.serverCpu();
+    const requestsBefore = this.latencies.count;
     const result = await this.run(seconds, true);
-    this.serverCpuMicroseconds += (await this.serverCpu()) - cpuBefore;
-    this.milliseconds += result.finish.getTime() - result.start.getTime();
+    const cpu = (await this.serverCpu()) - cpuBefore;
+    const milliseconds = result.finish.getTime() - result.start.getTime();
+    const requests = this.latencies.count - requestsBefore;
+    this.slices.push({
+      requestsPerSecond: round((requests * 1000) / Math.max(milliseconds, 1e-6), 1),
+      serverCpuMicrosecondsPerRequest: round(cpu / Math.max(requests, 1), 1),
+    });
+    this.serverCpuMicroseconds += cpu;
+    this.milliseconds += milliseconds;
     this.errors += result.errors;
     this.non2xx += result.non2xx;
   }
@@ -75,6 +84,7 @@ export class ScenarioLoad {
         0,
       ),
       serverCpuLoad: round(this.serverCpuMicroseconds / 1e6 / Math.max(seconds, 1e-9), 2),
+      slices: this.slices,
       errors: this.errors,
       non2xx: this.non2xx,
     };

@@ -78,6 +78,8 @@ export interface Measurement {
   serverCpuMicrosecondsPerRequest: number;
   /** Server CPU time over wall time in the measured window (1 = one core busy throughout). */
   serverCpuLoad: number;
+  /** Each measured slice on its own, in the order taken: how much the machine moved during the run. */
+  slices: { requestsPerSecond: number; serverCpuMicrosecondsPerRequest: number }[];
   /** Connection errors and timeouts, and non-2xx answers; either makes the pair an error. */
   errors: number;
   non2xx: number;

@@ -70,10 +70,15 @@ export class AuthService {
     if (known !== undefined) return known ?? undefined;
     const loading = this.loadProfile(userid);
     this.profiles.set(userid, loading);
+    // Unless a change dropped the load meanwhile: then the next request loads the profile again.
+    const stillWanted = () => this.profiles.get(userid) === loading;
     loading.then(
-      // Unless a change dropped it meanwhile: then the next request loads it again.
-      (profile) => this.profiles.get(userid) === loading && this.profiles.set(userid, profile ?? null),
-      () => this.profiles.get(userid) === loading && this.profiles.delete(userid),
+      (profile) => {
+        if (stillWanted()) this.profiles.set(userid, profile ?? null);
+      },
+      () => {
+        if (stillWanted()) this.profiles.delete(userid);
+      },
     );
     return loading;
   }

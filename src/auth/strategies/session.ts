@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import { hasSessionCookie, sessionOfRequest } from '../cookies.js';
-import type { SessionEntry, SessionService } from '../sessions.js';
+import type { SessionService } from '../sessions.js';
 import { andThen } from '../../util/maybe-promise.js';
 import type { AuthStrategy } from '../types.js';
 
@@ -15,7 +15,7 @@ export function sessionStrategy(sessions: SessionService): AuthStrategy {
     kind: 'session',
     applies: hasSessionCookie,
     authenticate: (request: FastifyRequest) =>
-      andThen(sessionOfRequest(request, sessions), (session: SessionEntry | undefined) => {
+      andThen(sessionOfRequest(request, sessions), (session) => {
         if (!session) throw errors.sessionNotValid();
         request.session = session;
         return session.userid;

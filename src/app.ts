@@ -6,7 +6,13 @@ import { cookiePolicy } from './auth/cookies.js';
 import { registerAccessHook } from './auth/hook.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
-import { authRoutes, formLoginRoutes, loginPageRoutes, type AuthSettings } from './auth/routes.js';
+import {
+  authRoutes,
+  FORM_BODY_LIMIT,
+  formLoginRoutes,
+  loginPageRoutes,
+  type AuthSettings,
+} from './auth/routes.js';
 import { SessionService } from './auth/sessions.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
@@ -15,10 +21,12 @@ import { AuthService } from './auth/service.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
 import type { AppConfig } from './config.js';
 import type { Storage } from './db/database.js';
+import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
+import { listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { sendJson } from './http/reply.js';
@@ -101,6 +109,8 @@ export async function buildApp(
           url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
           remoteAddress: request.ip,
         }),
+        // No object graph and no connection details in the log (docs/operations.md).
+        err: serializeError,
       },
     },
     // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
@@ -129,7 +139,9 @@ export async function buildApp(
         errorBody(maximo, { messagesBase: errorMessagesHref(links), lean: true }),
       );
     },
+    ...listenerOptions(config),
   });
+  app.server.maxConnections = config.limits.maxConnections;
 
   const db = storage.db as unknown as Kysely<DynamicDatabase>;
   const metadata = new MetadataRegistry();
@@ -274,6 +286,7 @@ export function toMaximoError(error: unknown): MaximoError {
     default:
       break;
   }
+  if (isDatabaseUnavailable(error)) return errors.databaseUnavailable();
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) return errors.malformedJson();
   if (
     typeof fastifyError.statusCode === 'number' &&
@@ -285,10 +298,16 @@ export function toMaximoError(error: unknown): MaximoError {
   return errors.internal();
 }
 
+/** The limit a refused body was held to: form bodies (FORM login) have their own. */
+function bodyLimitOf(request: FastifyRequest, config: AppConfig): number {
+  const type = request.headers['content-type'] ?? '';
+  return /^application\/x-www-form-urlencoded\b/i.test(type) ? FORM_BODY_LIMIT : config.bodyLimit;
+}
+
 function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
   app.setErrorHandler((error, request, reply) => {
     let maximo = toMaximoError(error);
-    if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(config.bodyLimit);
+    if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(bodyLimitOf(request, config));
     if (maximo.status >= 500) {
       // The app's own logger (no per-request child, see childLoggerFactory) does not name the request by itself.
       const named = request.log !== app.log;

@@ -42,6 +42,13 @@ const EnvSchema = Type.Object({
   EAS_MASTER_KEY: Type.Optional(Type.String({ minLength: 32 })),
   /** Whether /api accepts API keys only; unset: only in the `appserver` and `managed` modes. */
   EAS_API_KEY_ONLY: Type.Optional(Type.Boolean()),
+  // Limits of the HTTP listener (docs/operations.md).
+  EAS_REQUEST_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+  EAS_HEADERS_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+  EAS_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
+  EAS_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1000 }),
+  EAS_MAX_HEADER_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024, default: 16 * 1024 }),
+  EAS_SHUTDOWN_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -65,6 +72,22 @@ export interface AppConfig {
   publicUrl: string | undefined;
   auth: AuthConfig;
   apiKeys: ApiKeyConfig;
+  limits: LimitsConfig;
+}
+
+/** Limits of the HTTP listener and of shutdown (docs/operations.md); durations in milliseconds. */
+export interface LimitsConfig {
+  /** Whole request (headers and body) must arrive within this. */
+  requestTimeoutMs: number;
+  /** Headers must arrive within this (at most the request timeout). */
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** Connections above this are closed as they arrive. */
+  maxConnections: number;
+  /** Request line and headers together. */
+  maxHeaderBytes: number;
+  /** How long SIGTERM waits for requests in flight before closing their connections. */
+  shutdownTimeoutMs: number;
 }
 
 export interface ApiKeyConfig {
@@ -176,6 +199,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeys: {
       masterKey: parsed.EAS_MASTER_KEY,
       apiRouteKeyOnly: parsed.EAS_API_KEY_ONLY ?? parsed.EAS_AUTH_MODE !== 'native',
+    },
+    limits: {
+      requestTimeoutMs: Math.round(parsed.EAS_REQUEST_TIMEOUT_SECONDS * 1000),
+      headersTimeoutMs: Math.round(
+        Math.min(parsed.EAS_HEADERS_TIMEOUT_SECONDS, parsed.EAS_REQUEST_TIMEOUT_SECONDS) * 1000,
+      ),
+      keepAliveTimeoutMs: Math.round(parsed.EAS_KEEP_ALIVE_TIMEOUT_SECONDS * 1000),
+      maxConnections: parsed.EAS_MAX_CONNECTIONS,
+      maxHeaderBytes: parsed.EAS_MAX_HEADER_BYTES,
+      shutdownTimeoutMs: Math.round(parsed.EAS_SHUTDOWN_TIMEOUT_SECONDS * 1000),
     },
   };
 }

@@ -282,6 +282,25 @@ export const errors = {
       `The system property ${name} is encrypted, and no EAS_SECRET_KEY is configured to encrypt its value.`,
       { attrName: 'propName', attrValue: name },
     ),
+  // Faults and limits of the process (docs/operations.md).
+  databaseUnavailable: () =>
+    new MaximoError(
+      503,
+      'EAS0503E',
+      'The database cannot be reached at the moment, so the request was not completed. Try it again shortly.',
+    ),
+  requestTimeout: (headersSeconds: number, requestSeconds: number) =>
+    new MaximoError(
+      408,
+      'EAS0408E',
+      `The request did not arrive in time: the limits are ${headersSeconds} seconds for the headers and ${requestSeconds} seconds for the whole request.`,
+    ),
+  headersTooLarge: (limit: number) =>
+    new MaximoError(
+      431,
+      'EAS0431E',
+      `The request line and headers are larger than the limit of ${limit} bytes.`,
+    ),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -2,32 +2,52 @@ import { buildApp } from './app.js';
 import { ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
+import { DataDirectoryLockedError } from './db/data-dir-lock.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { seedDemoData } from './demo/seed.js';
 
 /** Starts one server process: configuration, storage and schema, first-start data, then the HTTP listener. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Connection faults outside a request go to the app's log once it exists (one line each, no details).
+  let reportFault = (description: string): void => {
+    process.stderr.write(`eas: database: ${description}\n`);
+  };
   const storage = await openStorage(
     config.databaseUrl
       ? {
           kind: 'postgres',
           url: config.databaseUrl,
           ...(config.databaseSchema && { schema: config.databaseSchema }),
+          onFault: (description) => reportFault(description),
         }
       : { kind: 'pglite', dataDir: config.dataDir },
   );
   await migrateToLatest(storage);
   const notes = await firstStart(config, storage);
   const { app } = await buildApp(config, storage);
+  reportFault = (description) => app.log.warn(`database connection: ${description}`);
 
+  // Graceful shutdown (docs/operations.md): stop accepting, let requests in flight finish within the shutdown
+  // timeout, then close what remains, the pool and the data directory, and exit 0.
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
-    await app.close();
-    await storage.close();
+    const { shutdownTimeoutMs } = config.limits;
+    const force = setTimeout(() => {
+      app.log.warn(`requests still in flight after ${shutdownTimeoutMs / 1000} s: closing their connections`);
+      app.server.closeAllConnections();
+    }, shutdownTimeoutMs);
+    try {
+      await app.close();
+    } catch (error) {
+      app.log.error({ err: error }, 'closing the listener failed');
+    } finally {
+      clearTimeout(force);
+    }
+    await storage.close().catch((error: unknown) => app.log.error({ err: error }, 'closing storage failed'));
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -92,7 +112,11 @@ function printWelcome(config: AppConfig, storage: Storage, port: number, notes: 
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof MigrationError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof MigrationError ||
+    error instanceof DataDirectoryLockedError
+  ) {
     process.stderr.write(`eas: ${error.message}\n`);
   } else {
     process.stderr.write(

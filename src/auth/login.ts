@@ -1,6 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { AuthMode } from '../config.js';
-import type { ChangeBus } from '../db/change-bus.js';
+import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import type { Database } from '../db/schema.js';
 import { errors, isMaximoError } from '../errors.js';
 import type { WriteObserver } from '../oslc/service.js';
@@ -101,6 +101,8 @@ export class LoginService {
 
   async listen(): Promise<void> {
     await this.options.bus.listen(BLOCK_CHANNEL, (payload) => {
+      // Blocks may have been missed while the listener was away (docs/operations.md): read them again.
+      if (payload === EVERYTHING_CHANGED) void this.reloadBlocks();
       const space = payload.indexOf(' ');
       const until = Number(payload.slice(0, space));
       if (space > 0 && Number.isFinite(until)) this.noteBlock(payload.slice(space + 1), until);
@@ -108,6 +110,16 @@ export class LoginService {
     });
     for (const block of await activeAddressBlocks(this.db, new Date(this.now()))) {
       this.noteBlock(block.clientaddr, block.blockeduntil.getTime());
+    }
+  }
+
+  private async reloadBlocks(): Promise<void> {
+    try {
+      for (const block of await activeAddressBlocks(this.db, new Date(this.now()))) {
+        this.noteBlock(block.clientaddr, block.blockeduntil.getTime());
+      }
+    } catch (error) {
+      this.options.logError(error, 'reloading address blocks failed');
     }
   }
 

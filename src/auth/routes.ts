@@ -120,6 +120,9 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   });
 }
 
+/** Largest FORM login body: two short fields. */
+export const FORM_BODY_LIMIT = 16 * 1024;
+
 export interface FormLoginOptions {
   settings: AuthSettings;
   sessions: SessionService;
@@ -149,7 +152,7 @@ export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOp
   const { settings, sessions, logins, cookies } = options;
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 16 * 1024 },
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
     (_request, body, done) => done(null, parseForm(String(body))),
   );
 

@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ChangeBus } from '../db/change-bus.js';
+import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 import { Echoes } from './echoes.js';
@@ -296,6 +296,14 @@ export class SessionService {
 
   /** A notification of an ended session: `<session hash> <token hash>`. */
   private forget(payload: string): void {
+    if (payload === EVERYTHING_CHANGED) {
+      // Notifications may have been missed (docs/operations.md): sessions are read from the database again.
+      this.byId.clear();
+      this.byToken.clear();
+      this.unknown.clear();
+      this.reusable.clear();
+      return;
+    }
     const [id = '', tokenId = ''] = payload.split(' ');
     this.drop(id, tokenId || null);
   }

@@ -139,7 +139,12 @@ export class PostgresChangeBus implements ChangeBus {
     // A lost connection would silently stop invalidation: reconnect, and tell every cache it may be stale.
     client.on('error', () => this.reconnect(client));
     client.on('end', () => this.reconnect(client));
-    for (const channel of this.handlers.channels()) await client.query(listenStatement(channel));
+    try {
+      for (const channel of this.handlers.channels()) await client.query(listenStatement(channel));
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
     return client;
   }
 

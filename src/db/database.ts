@@ -2,6 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteChangeBus, PostgresChangeBus, type ChangeBus } from './change-bus.js';
+import { lockDataDirectory } from './data-dir-lock.js';
+import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -18,7 +20,19 @@ export interface Storage {
 
 export type StorageOptions =
   | { kind: 'pglite'; dataDir?: string; pglite?: PGlite }
-  | { kind: 'postgres'; url: string; schema?: string; poolSize?: number };
+  | {
+      kind: 'postgres';
+      url: string;
+      schema?: string;
+      poolSize?: number;
+      /** Hears a connection lost outside any request (one line, see describeFault); default: stderr. */
+      onFault?: (description: string) => void;
+      /** How long a request waits for a connection before it fails with 503 (ms). */
+      connectTimeoutMs?: number;
+    };
+
+/** Default wait for a pooled connection: a request fails (503) instead of hanging while the database is away. */
+const CONNECT_TIMEOUT_MS = 5000;
 
 const NUMERIC_OID = 1700;
 const INT8_OID = 20;
@@ -35,6 +49,8 @@ const pgTypes = {
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.kind === 'pglite') {
+    // One process per data directory (docs/operations.md): a second PGlite on the same files would lose writes.
+    const lock = options.dataDir !== undefined ? await lockDataDirectory(options.dataDir) : undefined;
     const pglite =
       options.pglite ??
       new PGlite({
@@ -52,13 +68,18 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
         await bus.close();
         await db.destroy();
         await pglite.close();
+        await lock?.release();
       },
     };
   }
 
   const searchPath = options.schema ? { options: `-c search_path=${options.schema}` } : {};
+  const onFault =
+    options.onFault ?? ((description: string) => process.stderr.write(`eas: database: ${description}\n`));
+  const fault = (error: unknown) => onFault(describeFault(error));
   if (options.schema) {
     const admin = new pg.Client({ connectionString: options.url });
+    admin.on('error', fault);
     await admin.connect();
     try {
       await admin.query(`create schema if not exists "${options.schema.replace(/"/g, '')}"`);
@@ -70,10 +91,24 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     connectionString: options.url,
     max: options.poolSize ?? 10,
     types: pgTypes,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    keepAlive: true,
     ...searchPath,
   });
+  // An idle client that loses its connection (a database restart, a failover, a proxy's idle timeout) is
+  // dropped by the pool, which then emits `error`: unheard, that would end the process. A client checked out by
+  // a query emits `error` too; the query fails with it (503, see src/db/faults.ts) and the pool replaces the
+  // client on release. Neither error is a reason to stop.
+  pool.on('connect', (client) => client.on('error', fault));
+  // The idle client's error was heard (and logged) by its own listener above.
+  pool.on('error', () => undefined);
   const connectListener = async () => {
-    const client = new pg.Client({ connectionString: options.url, ...searchPath });
+    const client = new pg.Client({
+      connectionString: options.url,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      ...searchPath,
+    });
     await client.connect();
     return client;
   };

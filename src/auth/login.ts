@@ -1,6 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { AuthMode } from '../config.js';
 import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
+import { isDatabaseUnavailable } from '../db/faults.js';
 import type { Database } from '../db/schema.js';
 import { errors, isMaximoError } from '../errors.js';
 import type { WriteObserver } from '../oslc/service.js';
@@ -138,6 +139,8 @@ export class LoginService {
     try {
       userid = await this.verify(attempt.login, attempt.password);
     } catch (error) {
+      // The database away is no failed login: 503, and nothing counted against the user (docs/operations.md).
+      if (isDatabaseUnavailable(error)) throw error;
       if (!isMaximoError(error)) {
         this.options.logError(error, 'password verification failed');
         await this.track(attempt, null, 'FAILED');

@@ -10,6 +10,7 @@ import { startServer, type RunningServer } from './lib/server-process.js';
 import { BENCH_DATABASE_URL } from './lib/settings.js';
 import type { LoadSettings, Measurement, Pair, Section } from './lib/types.js';
 import { plannedSections, sections } from './sections/index.js';
+import { formatSoak, soak } from './soak.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const rootDir = join(benchDir, '..');
@@ -25,6 +26,7 @@ const DEFAULT_CONNECTIONS = 2 * availableParallelism();
 const USAGE = `usage: npm run bench -- [section ...] [options]
 
 sections (default: all): ${sections.map((section) => section.name).join(', ')}
+soak:                    npm run bench -- soak [--duration <s> (default 600)] [--connections <n>]
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
 
 options:
@@ -278,6 +280,16 @@ async function main(): Promise<number> {
         `${section.name.padEnd(12)} issue ${section.issue} (planned): ${section.summary}\n`,
       );
     return 0;
+  }
+  if (positionals.length === 1 && positionals[0]!.toLowerCase() === 'soak') {
+    const result = await soak({
+      databaseUrl: BENCH_DATABASE_URL,
+      durationSeconds: positiveNumber('duration', values.duration, 600),
+      connections: Math.round(positiveNumber('connections', values.connections, DEFAULT_CONNECTIONS)),
+      log,
+    });
+    process.stdout.write(`\n${formatSoak(result)}\n`);
+    return result.passed ? 0 : 1;
   }
   const settings: LoadSettings = {
     durationSeconds: positiveNumber('duration', values.duration, 10),

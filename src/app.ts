@@ -26,7 +26,7 @@ import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
-import { listenerOptions } from './http/limits.js';
+import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { sendJson } from './http/reply.js';
@@ -141,7 +141,7 @@ export async function buildApp(
     },
     ...listenerOptions(config),
   });
-  app.server.maxConnections = config.limits.maxConnections;
+  guardListener(app.server, config);
 
   const db = storage.db as unknown as Kysely<DynamicDatabase>;
   const metadata = new MetadataRegistry();

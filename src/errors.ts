@@ -301,6 +301,11 @@ export const errors = {
       'EAS0431E',
       `The request line and headers are larger than the limit of ${limit} bytes.`,
     ),
+  expectationFailed: (value: string) =>
+    new MaximoError(417, 'EAS0417E', `The Expect header ${value} is not supported; only 100-continue is.`, {
+      attrName: 'expect',
+      attrValue: value,
+    }),
 } as const;
 
 export interface ErrorBodyOptions {

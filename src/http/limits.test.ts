@@ -115,6 +115,15 @@ describe('listener limits', () => {
     assert.equal(error.reasonCode, 'EAS0004E');
   });
 
+  test('an Expect header other than 100-continue: 417 error object', async () => {
+    const result = await exchange(port, [
+      'GET /maximo/oslc/os/mxapiasset HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n',
+    ]);
+    const error = errorOf(result.text);
+    assert.equal(error.status, 417);
+    assert.equal(error.reasonCode, 'EAS0417E');
+  });
+
   test('a form body beyond its own limit: 413 naming that limit, not the JSON body limit', async () => {
     const response = await app.inject({
       method: 'POST',

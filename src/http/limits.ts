@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyHttpOptions } from 'fastify';
 import type { AppConfig } from '../config.js';
 import { errorBody, errors, type MaximoError } from '../errors.js';
@@ -51,6 +51,25 @@ export function listenerOptions(config: AppConfig): FastifyHttpOptions<Server> {
       socket.destroy();
     },
   };
+}
+
+/**
+ * Settings of the server object itself: the connection cap, and the answer to an `Expect` header other than
+ * `100-continue`, which Node would otherwise send as a bare 417.
+ */
+export function guardListener(server: Server, config: AppConfig): void {
+  server.maxConnections = config.limits.maxConnections;
+  const messagesBase = `${config.publicUrl?.replace(/\/$/, '') ?? ''}${config.contextRoot}/oslc/error/messages`;
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const maximo = errors.expectationFailed(String(request.headers.expect ?? ''));
+    const body = JSON.stringify(errorBody(maximo, { messagesBase, lean: true }));
+    response.writeHead(maximo.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    response.end(body);
+  });
 }
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {

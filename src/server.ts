@@ -3,6 +3,7 @@ import { ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
 import { DataDirectoryLockedError } from './db/data-dir-lock.js';
+import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { seedDemoData } from './demo/seed.js';
 
@@ -118,6 +119,9 @@ main().catch((error: unknown) => {
     error instanceof DataDirectoryLockedError
   ) {
     process.stderr.write(`eas: ${error.message}\n`);
+  } else if (isDatabaseUnavailable(error)) {
+    // The error's own text names the server and port (docs/operations.md): its code says enough.
+    process.stderr.write(`eas: start-up failed: the database cannot be reached: ${describeFault(error)}\n`);
   } else {
     process.stderr.write(
       `eas: start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -102,3 +102,16 @@ describe('graceful shutdown', () => {
     assert.equal(await server.exited, 0, server.output);
   });
 });
+
+describe('start-up without a database', () => {
+  test('an unreachable database stops start-up with a message that names no host or port', async () => {
+    const server = new Server({ DATABASE_URL: 'postgres://eas:secret-pw@127.0.0.1:1/nowhere' });
+    const code = await server.exited;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(code, 1);
+    assert.match(server.output, /the database cannot be reached/);
+    for (const secret of ['127.0.0.1:1', 'secret-pw', 'nowhere']) {
+      assert.ok(!server.output.includes(secret), `${secret} in ${server.output}`);
+    }
+  });
+});

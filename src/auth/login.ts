@@ -140,7 +140,8 @@ export class LoginService {
       userid = await this.verify(attempt.login, attempt.password);
     } catch (error) {
       // The database away is no failed login: 503, and nothing counted against the user (docs/operations.md).
-      if (isDatabaseUnavailable(error)) throw error;
+      // With a directory the same network errors may be the directory's, which stays a refused login.
+      if (!this.options.directory && isDatabaseUnavailable(error)) throw error;
       if (!isMaximoError(error)) {
         this.options.logError(error, 'password verification failed');
         await this.track(attempt, null, 'FAILED');

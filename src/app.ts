@@ -21,6 +21,7 @@ import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js'
 import { errorMessageRoutes } from './http/error-messages.js';
 import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
+import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { LookupService } from './lookups/service.js';
@@ -56,9 +57,6 @@ export interface BuiltApp {
   app: FastifyInstance;
   services: AppServices;
 }
-
-/** Request-log values that would leak credentials: the `apikey` query parameter and the credential headers. */
-const SECRET_QUERY = /([?&]apikey=)[^&]*/gi;
 
 /** Longest path parameter the router accepts (see the `id` schema of src/oslc/schemas.ts). */
 const MAX_PATH_PARAMETER = 1024;
@@ -98,9 +96,10 @@ export async function buildApp(
       serializers: {
         req: (request: FastifyRequest) => ({
           method: request.method,
-          url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+          url: redactUrl(request.url),
           remoteAddress: request.ip,
         }),
+        body: redactBody,
       },
     },
     // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its

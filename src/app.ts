@@ -162,6 +162,7 @@ export async function buildApp(
     mode: config.auth.mode,
     directory: config.auth.ldap && new LdapDirectory(config.auth.ldap),
     maxFailedLogins: config.auth.maxFailedLogins,
+    lockoutMinutes: config.auth.lockoutMinutes,
     addressBlock: () => ({
       enabled: properties.getFlag('mxe.sec.IPblock') ?? DEFAULT_ADDRESS_BLOCK.enabled,
       failures: properties.getInteger('mxe.sec.IPblock.num') ?? DEFAULT_ADDRESS_BLOCK.failures,

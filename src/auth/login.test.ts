@@ -636,7 +636,8 @@ describe('FORM login', () => {
 describe('brute force', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp({ EAS_MAX_FAILED_LOGINS: '3' });
+    // Permanent blocking, still available by setting (the default is temporary: src/auth/lockout.test.ts).
+    t = await startTestApp({ EAS_MAX_FAILED_LOGINS: '3', EAS_LOCKOUT_MINUTES: '0' });
   });
   after(() => t.close());
 
@@ -650,7 +651,7 @@ describe('brute force', () => {
     assert.ok(response.statusCode < 300, response.body);
   };
 
-  test('after the configured count a user is blocked until an administrator reactivates it', async () => {
+  test('with EAS_LOCKOUT_MINUTES=0, after the configured count a user is blocked until an administrator reactivates it', async () => {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       assert.equal((await login(t.app, maxauthOf('smith', 'wrong'))).statusCode, 401);
     }

@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.js';
 import { errors } from '../errors.js';
 import { ADMIN_GROUP } from './bootstrap.js';
 import { UNUSABLE_HASH, verifyPassword } from './password.js';
-import { findCredentials, loadProfileRows } from './repository.js';
+import { findCredentials, loadProfileRows, mayLogIn } from './repository.js';
 import type { ObjectStructureRights, UserProfile } from './types.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
 
@@ -59,7 +59,7 @@ export class AuthService {
     if (cached && cached.expires > Date.now()) return cached.userid;
     const user = await findCredentials(this.db, login);
     const matches = await verifyPassword(password, user?.password ?? UNUSABLE_HASH);
-    if (!user || !matches || user.status !== 'ACTIVE') throw errors.notLoggedIn();
+    if (!user || !matches || !mayLogIn(user, Date.now())) throw errors.notLoggedIn();
     if (this.verified.size >= MAX_CACHED_CREDENTIALS) this.verified.clear();
     this.verified.set(cacheKey, { userid: user.userid, expires: Date.now() + CREDENTIAL_TTL_MS });
     return user.userid;

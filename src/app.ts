@@ -20,6 +20,7 @@ import type { Access } from './auth/types.js';
 import { AuthService } from './auth/service.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
 import type { AppConfig } from './config.js';
+import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import type { DynamicDatabase } from './db/schema.js';
@@ -29,6 +30,7 @@ import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
+import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { LookupService } from './lookups/service.js';
@@ -64,9 +66,6 @@ export interface BuiltApp {
   app: FastifyInstance;
   services: AppServices;
 }
-
-/** Request-log values that would leak credentials: the `apikey` query parameter and the credential headers. */
-const SECRET_QUERY = /([?&]apikey=)[^&]*/gi;
 
 /** Longest path parameter the router accepts (see the `id` schema of src/oslc/schemas.ts). */
 const MAX_PATH_PARAMETER = 1024;
@@ -106,11 +105,12 @@ export async function buildApp(
       serializers: {
         req: (request: FastifyRequest) => ({
           method: request.method,
-          url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+          url: redactUrl(request.url),
           remoteAddress: request.ip,
         }),
         // No object graph and no connection details in the log (docs/operations.md).
         err: serializeError,
+        body: redactBody,
       },
     },
     // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
@@ -174,6 +174,7 @@ export async function buildApp(
     mode: config.auth.mode,
     directory: config.auth.ldap && new LdapDirectory(config.auth.ldap),
     maxFailedLogins: config.auth.maxFailedLogins,
+    lockoutMinutes: config.auth.lockoutMinutes,
     addressBlock: () => ({
       enabled: properties.getFlag('mxe.sec.IPblock') ?? DEFAULT_ADDRESS_BLOCK.enabled,
       failures: properties.getInteger('mxe.sec.IPblock.num') ?? DEFAULT_ADDRESS_BLOCK.failures,
@@ -272,6 +273,8 @@ function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {
 /** Maps every failure to the error object (maximo-notes §3); nothing internal reaches the client. */
 export function toMaximoError(error: unknown): MaximoError {
   if (isMaximoError(error)) return error;
+  const refusedByDatabase = databaseInputError(error);
+  if (refusedByDatabase) return refusedByDatabase;
   const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
   if (fastifyError.validation)
     return errors.badRequest(`The request is not valid: ${fastifyError.message ?? ''}`);
@@ -312,6 +315,14 @@ function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
       // The app's own logger (no per-request child, see childLoggerFactory) does not name the request by itself.
       const named = request.log !== app.log;
       request.log.error({ err: error, ...(!named && { reqId: request.id }) }, 'request failed');
+    } else if (!isMaximoError(error) && isDatabaseError(error)) {
+      // Validation let a value reach the database: answered 400 all the same, logged as a gap to close. Only the
+      // error's names, not its detail, which may quote the row (src/db/constraint-errors.ts).
+      const { code, table, column, constraint } = error as unknown as Record<string, unknown>;
+      request.log.warn(
+        { database: { code, table, column, constraint }, reqId: request.id },
+        'input refused by the database',
+      );
     }
     const query = (request.query ?? {}) as Record<string, string | undefined>;
     const links = linksFor(

@@ -38,6 +38,8 @@ const EnvSchema = Type.Object({
   EAS_SESSION_MAX_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 720 }),
   EAS_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   EAS_MAX_FAILED_LOGINS: Type.Integer({ minimum: 0, default: 10 }),
+  /** Minutes a user stays blocked after EAS_MAX_FAILED_LOGINS failures; 0: until an administrator unblocks it. */
+  EAS_LOCKOUT_MINUTES: Type.Integer({ minimum: 0, default: 15 }),
   /** Master key of API keys at rest (src/apikeys); unset: generated once into EAS_DATA_DIR. At least 32 characters. */
   EAS_MASTER_KEY: Type.Optional(Type.String({ minLength: 32 })),
   /** Whether /api accepts API keys only; unset: only in the `appserver` and `managed` modes. */
@@ -119,8 +121,10 @@ export interface AuthConfig {
   ldap: LdapConfig | undefined;
   sessionIdleMinutes: number;
   sessionMaxMinutes: number;
-  /** Failed logins after which a user is blocked until an administrator reactivates it; 0 = never. */
+  /** Failed logins after which a user is blocked; 0 = never. */
   maxFailedLogins: number;
+  /** Minutes such a block lasts; 0 = until an administrator reactivates the user. */
+  lockoutMinutes: number;
 }
 
 export class ConfigError extends Error {
@@ -195,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionIdleMinutes: parsed.EAS_SESSION_IDLE_MINUTES,
       sessionMaxMinutes: parsed.EAS_SESSION_MAX_MINUTES,
       maxFailedLogins: parsed.EAS_MAX_FAILED_LOGINS,
+      lockoutMinutes: parsed.EAS_LOCKOUT_MINUTES,
     },
     apiKeys: {
       masterKey: parsed.EAS_MASTER_KEY,

@@ -306,6 +306,19 @@ export const errors = {
       attrName: 'expect',
       attrValue: value,
     }),
+  outOfRange: (
+    title: string,
+    value: string,
+    range: readonly [number, number],
+    attrName: string,
+    objPath: string,
+  ) =>
+    new MaximoError(
+      400,
+      'EAS0018E',
+      `${title} ${value} is outside the range of the attribute, ${range[0]} to ${range[1]}.`,
+      { attrName, attrValue: value, objPath },
+    ),
 } as const;
 
 export interface ErrorBodyOptions {

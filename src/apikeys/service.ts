@@ -18,6 +18,7 @@ import {
   type ApiKeyDb,
   type ApiKeyTables,
 } from './repository.js';
+import { checkMasterKey } from './master-key.js';
 import { KeyVault, loadMasterKey } from './vault.js';
 
 /** Bus channel of key changes made outside the object-structure write path (create, regenerate, revoke). */
@@ -88,7 +89,12 @@ export class ApiKeyService {
 
   /** Loads the master key, seals keys left in plain text by an older release, and follows key changes. */
   async start(): Promise<void> {
-    this.vault = new KeyVault(await loadMasterKey(this.options.masterKey, this.options.dataDir));
+    const master = await loadMasterKey(this.options.masterKey, this.options.dataDir);
+    await checkMasterKey(this.options.storage, master, {
+      configured: this.options.masterKey !== undefined,
+      dataDir: this.options.dataDir,
+    });
+    this.vault = new KeyVault(master);
     const bus = this.options.storage.bus;
     await bus.listen(APIKEY_CHANNEL, () => this.invalidate());
     await bus.listen('object', (objectName) => {

@@ -29,9 +29,9 @@ let storage: Storage;
 
 before(async () => {
   storage = await openTestStorage();
-  // Back to the older release: its table and data, and no record of 0007 having run.
+  // Back to the older release: its table and data, and no record of 0007 (nor of any later migration) having run.
   for (const statement of OLD_LAYOUT) await sql.raw(statement).execute(storage.db);
-  await sql`delete from kysely_migration where name = ${apiKeys.name}`.execute(storage.db);
+  await sql`delete from kysely_migration where name >= ${apiKeys.name}`.execute(storage.db);
   for (const [userid, apikey] of Object.entries(OLD_KEYS)) {
     await sql`insert into apikeytoken (userid, apikey, expiration, creationdate)
               values (${userid}, ${apikey}, -1, now())`.execute(storage.db);
@@ -40,7 +40,7 @@ before(async () => {
 after(() => storage.close());
 
 test('a database with plain-text keys is migrated: values sealed, old keys still authenticate', async () => {
-  assert.deepEqual(await migrateToLatest(storage), [apiKeys.name]);
+  assert.equal((await migrateToLatest(storage))[0], apiKeys.name);
   const { app } = await buildApp(
     testConfig({ EAS_MASTER_KEY: 'upgrade-test-master-key-0123456789abcdef' }),
     storage,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
+import { isUnder, routePath } from '../http/route-path.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
 import { sessionOfRequest, setSessionCookies, startSession, type CookiePolicy } from './cookies.js';
 import type { AuthService } from './service.js';
@@ -111,11 +112,11 @@ function authorize(
   }
 }
 
+/** Decided on the path the router matched, not the raw URL: `/maximo/ap%69/...` is the key-only route too. */
 function keyOnlyStrategy(request: FastifyRequest, options: AccessHookOptions): AuthStrategy | undefined {
   const keyOnly = options.keyOnly;
-  if (!keyOnly || !request.url.startsWith(keyOnly.prefix)) return undefined;
-  const next = request.url.charAt(keyOnly.prefix.length);
-  return next === '' || next === '/' || next === '?' ? keyOnly.strategy : undefined;
+  if (!keyOnly) return undefined;
+  return isUnder(routePath(request), keyOnly.prefix) ? keyOnly.strategy : undefined;
 }
 
 function authenticate(

@@ -7,7 +7,7 @@ import { errors, isMaximoError } from '../errors.js';
 import type { WriteObserver } from '../oslc/service.js';
 import { Echoes } from './echoes.js';
 import type { LdapDirectory } from './ldap.js';
-import { findCredentials } from './repository.js';
+import { findCredentials, mayLogIn } from './repository.js';
 import type { AuthService } from './service.js';
 import {
   activeAddressBlocks,
@@ -54,6 +54,8 @@ export interface LoginServiceOptions {
   directory: LdapDirectory | undefined;
   /** Failed logins after which a user is blocked (0 = never). */
   maxFailedLogins: number;
+  /** Minutes a user stays blocked after `maxFailedLogins` failures; 0: until an administrator unblocks it. */
+  lockoutMinutes: number;
   addressBlock: () => AddressBlockPolicy;
   /**
    * Logs what fails besides the caller's credentials: the verifier itself (directory or database down: the attempt
@@ -261,7 +263,7 @@ export class LoginService {
     const uid = await this.options.directory!.authenticate(login, password);
     if (uid === undefined) return undefined;
     const user = await findCredentials(this.options.db, uid);
-    return user && user.status === 'ACTIVE' ? user.userid : undefined;
+    return user && mayLogIn(user, this.now()) ? user.userid : undefined;
   }
 
   private async recordFailure(attempt: LoginAttempt, policy: AddressBlockPolicy): Promise<void> {
@@ -273,8 +275,22 @@ export class LoginService {
     let echo: { heard: Promise<void>; cancel: () => void } | undefined;
     try {
       await this.db.transaction().execute(async (transaction) => {
-        const user = await countUserFailure(transaction, attempt.login.slice(0, MAX_LOGIN_LENGTH), max);
-        userBlocked = user !== undefined && user.status === 'BLOCKED' && user.failedlogins === max;
+        // Temporary by default: a permanent block lets anyone who knows a user id lock the user out, the only
+        // administrator included (docs/security.md).
+        const minutes = this.options.lockoutMinutes;
+        const blockUntil = minutes > 0 ? new Date(now + minutes * 60_000) : null;
+        const user = await countUserFailure(
+          transaction,
+          attempt.login.slice(0, MAX_LOGIN_LENGTH),
+          max,
+          new Date(now),
+          blockUntil,
+        );
+        userBlocked =
+          user !== undefined &&
+          (blockUntil === null
+            ? user.status === 'BLOCKED' && user.failedlogins === max
+            : user.blockeduntil?.getTime() === blockUntil.getTime());
         // The user's cached profile and verified passwords must go on every process (the write path's channel).
         if (userBlocked) await this.options.bus.notify<SessionTables>(transaction, 'object', 'MAXUSER');
         if (policy.enabled) {

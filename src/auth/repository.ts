@@ -6,6 +6,13 @@ export interface UserCredentials {
   userid: string;
   status: string;
   password: string | null;
+  /** End of a temporary block after failed logins; null or past: not blocked. */
+  blockeduntil: Date | null;
+}
+
+/** Whether the user may log in with a password now: ACTIVE and not within a temporary block. */
+export function mayLogIn(user: UserCredentials, now: number): boolean {
+  return user.status === 'ACTIVE' && (user.blockeduntil === null || user.blockeduntil.getTime() <= now);
 }
 
 /** A user by user id or login id, in any case (clients send `wilson` for WILSON). */
@@ -16,7 +23,7 @@ export async function findCredentials(
   const upper = login.toUpperCase();
   return db
     .selectFrom('maxuser')
-    .select(['userid', 'status', 'password'])
+    .select(['userid', 'status', 'password', 'blockeduntil'])
     .where((eb) => eb.or([eb('userid', '=', upper), eb('loginid', '=', upper)]))
     .limit(1)
     .executeTakeFirst();

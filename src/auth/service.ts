@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.js';
 import { errors } from '../errors.js';
 import { ADMIN_GROUP } from './bootstrap.js';
 import { UNUSABLE_HASH, verifyPassword } from './password.js';
-import { findCredentials, loadProfileRows } from './repository.js';
+import { findCredentials, loadProfileRows, mayLogIn } from './repository.js';
 import type { ObjectStructureRights, UserProfile } from './types.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
 
@@ -39,7 +39,11 @@ export class AuthService {
   /** A profile being loaded, then the loaded profile itself (null: no such user), so that a hit makes no promise. */
   private readonly profiles = new Map<string, Promise<UserProfile | undefined> | UserProfile | null>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Checks a password against a stored hash; replaceable so tests can observe that every refusal hashes. */
+    private readonly checkPassword: (password: string, stored: string) => Promise<boolean> = verifyPassword,
+  ) {}
 
   async listen(bus: ChangeBus): Promise<void> {
     await bus.listen('object', (objectName) => {
@@ -58,8 +62,8 @@ export class AuthService {
     const cached = this.verified.get(cacheKey);
     if (cached && cached.expires > Date.now()) return cached.userid;
     const user = await findCredentials(this.db, login);
-    const matches = await verifyPassword(password, user?.password ?? UNUSABLE_HASH);
-    if (!user || !matches || user.status !== 'ACTIVE') throw errors.notLoggedIn();
+    const matches = await this.checkPassword(password, user?.password ?? UNUSABLE_HASH);
+    if (!user || !matches || !mayLogIn(user, Date.now())) throw errors.notLoggedIn();
     if (this.verified.size >= MAX_CACHED_CREDENTIALS) this.verified.clear();
     this.verified.set(cacheKey, { userid: user.userid, expires: Date.now() + CREDENTIAL_TTL_MS });
     return user.userid;

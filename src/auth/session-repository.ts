@@ -176,20 +176,33 @@ export async function activeAddressBlocks(
 /**
  * Counts one failed login against the user a login name designates (by user id or login id, any case) and blocks
  * the user when the count reaches `maxFailures` (0 = never). One statement whether or not the user exists, so that
- * the work, and the time, do not tell.
+ * the work, and the time, do not tell. With `blockUntil` the block is temporary: the status stays ACTIVE, the
+ * count starts again, and failures during the block neither count nor lengthen it; without, the status becomes
+ * BLOCKED until an administrator reactivates the user.
  */
 export async function countUserFailure(
   db: SessionDb,
   login: string,
   maxFailures: number,
-): Promise<{ userid: string; failedlogins: number; status: string } | undefined> {
+  now: Date,
+  blockUntil: Date | null,
+): Promise<{ userid: string; failedlogins: number; status: string; blockeduntil: Date | null } | undefined> {
   const upper = login.toUpperCase();
+  const reaches = sql<boolean>`(${maxFailures}::integer > 0 and failedlogins + 1 >= ${maxFailures}::integer and status = 'ACTIVE')`;
+  const blockedNow = sql<boolean>`(blockeduntil is not null and blockeduntil > ${now})`;
+  const set =
+    blockUntil === null
+      ? {
+          failedlogins: sql<number>`failedlogins + 1`,
+          status: sql<string>`case when ${reaches} then 'BLOCKED' else status end`,
+        }
+      : {
+          failedlogins: sql<number>`case when ${blockedNow} then failedlogins when ${reaches} then 0 else failedlogins + 1 end`,
+          blockeduntil: sql<Date | null>`case when ${blockedNow} then blockeduntil when ${reaches} then ${blockUntil}::timestamptz else blockeduntil end`,
+        };
   return db
     .updateTable('maxuser')
-    .set({
-      failedlogins: sql<number>`failedlogins + 1`,
-      status: sql<string>`case when ${maxFailures}::integer > 0 and failedlogins + 1 >= ${maxFailures}::integer and status = 'ACTIVE' then 'BLOCKED' else status end`,
-    })
+    .set(set)
     .where('userid', '=', (eb) =>
       eb
         .selectFrom('maxuser as login')
@@ -198,8 +211,40 @@ export async function countUserFailure(
         .orderBy('login.userid')
         .limit(1),
     )
-    .returning(['userid', 'failedlogins', 'status'])
+    .returning(['userid', 'failedlogins', 'status', 'blockeduntil'])
     .executeTakeFirst();
+}
+
+/** Ends a user's block, temporary or not, and its failure count: the recovery command (src/admin/cli.ts). */
+export async function unblockUser(
+  db: SessionDb,
+  userid: string,
+): Promise<{ userid: string; status: string } | undefined> {
+  return db
+    .updateTable('maxuser')
+    .set({
+      failedlogins: 0,
+      blockeduntil: null,
+      status: sql<string>`case when status = 'BLOCKED' then 'ACTIVE' else status end`,
+    })
+    .where('userid', '=', userid.toUpperCase())
+    .returning(['userid', 'status'])
+    .executeTakeFirst();
+}
+
+/** Sets a user's password hash (the recovery command); the user id, if there is such a user. */
+export async function setUserPassword(
+  db: SessionDb,
+  userid: string,
+  passwordHash: string,
+): Promise<string | undefined> {
+  const row = await db
+    .updateTable('maxuser')
+    .set({ password: passwordHash })
+    .where('userid', '=', userid.toUpperCase())
+    .returning('userid')
+    .executeTakeFirst();
+  return row?.userid;
 }
 
 export async function resetUserFailures(db: SessionDb, userids: readonly string[]): Promise<void> {

@@ -7,6 +7,7 @@ import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -38,11 +39,17 @@ const NUMERIC_OID = 1700;
 const INT8_OID = 20;
 
 /** Numbers come back as numbers on both engines: ids fit in 2^53, and decimals are amounts and durations. */
-export const pgliteParsers = { [NUMERIC_OID]: Number, [INT8_OID]: Number };
+export const pgliteParsers = {
+  [NUMERIC_OID]: Number,
+  [INT8_OID]: Number,
+  [TIMESTAMPTZ_OID]: parseTimestamp,
+  [TIMESTAMP_OID]: parseTimestamp,
+};
 
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === NUMERIC_OID || oid === INT8_OID) return (value: string) => Number(value);
+    if (oid === TIMESTAMPTZ_OID || oid === TIMESTAMP_OID) return parseTimestamp;
     return pg.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;

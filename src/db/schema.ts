@@ -15,6 +15,8 @@ export interface MaxUserTable {
   status: string;
   password: string | null;
   failedlogins: Generated<number>;
+  /** End of a temporary block after failed logins (docs/security.md); null or past: not blocked. */
+  blockeduntil: Generated<Date | null>;
   defsite: string | null;
   sysuser: boolean;
   changedate: Timestamp | null;

@@ -33,6 +33,7 @@ import {
 } from './query/stable-pages.js';
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
+import { ColumnLimits } from './column-limits.js';
 import { decodeRestId } from './rest-id.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
@@ -124,6 +125,7 @@ export class ResourceService {
   private readonly plans = new BoundedCache<string, QueryPlan>(PLANS_KEPT);
   private plansVersion: number;
   private readonly compiledPages: CompiledPages;
+  private limits: Promise<ColumnLimits> | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -276,12 +278,20 @@ export class ResourceService {
     db: Kysely<DynamicDatabase> = this.db,
   ): Promise<number> {
     const object = structure.root.object;
+    // An id or key beyond what its column holds names no record; the database would refuse to compare it.
+    const limits = await this.columnLimits();
     if (/^\d{1,15}$/.test(id)) {
-      const row = await repository.findByUniqueId(db, object, Number(id));
+      const uniqueId = Number(id);
+      const row =
+        limits.fits(object, object.uniqueId, uniqueId) &&
+        (await repository.findByUniqueId(db, object, uniqueId));
       if (row) return Number(row[object.uniqueId]);
     } else {
       const parts = decodeRestId(id, object.keys.length);
-      const row = parts && (await repository.findByKeys(db, object, parts));
+      const fits = parts?.every(
+        (part, index) => part === null || keyPartFits(limits, object, object.keys[index]!, part),
+      );
+      const row = parts && fits && (await repository.findByKeys(db, object, parts));
       if (row) return Number(row[object.uniqueId]);
     }
     throw errors.resourceNotFound(structure.name, id);
@@ -330,9 +340,22 @@ export class ResourceService {
     });
   }
 
+  /** The columns' limits, read from the catalog on the first write (the schema does not change while running). */
+  private columnLimits(): Promise<ColumnLimits> {
+    if (!this.limits) {
+      const loading = ColumnLimits.load(this.db);
+      this.limits = loading;
+      loading.catch(() => {
+        if (this.limits === loading) this.limits = undefined;
+      });
+    }
+    return this.limits;
+  }
+
   private async write<T>(user: UserProfile, work: (write: WriteUnit) => Promise<T>): Promise<T> {
     // Read before the transaction: on the embedded engine a transaction holds the only connection.
     const domains = await this.domains.snapshot();
+    const limits = await this.columnLimits();
     const written = new Set<string>();
     try {
       const result = await this.db.transaction().execute(async (transaction) => {
@@ -344,6 +367,7 @@ export class ResourceService {
           this.observers,
           this.writeRules,
           written,
+          limits,
         );
         const value = await work(unit);
         for (const objectName of written) await this.storage.bus.notify(transaction, 'object', objectName);
@@ -355,6 +379,14 @@ export class ResourceService {
       throw translateDatabaseError(error);
     }
   }
+}
+
+/** Whether a rest-id key part can be a value of its attribute (a word for a numeric key names no record). */
+function keyPartFits(limits: ColumnLimits, object: ObjectMeta, key: string, part: string): boolean {
+  const attribute = object.attributes.get(key);
+  if (!attribute) return true;
+  const converted = toStored(attribute, part);
+  return converted.ok && (typeof converted.value !== 'number' || limits.fits(object, key, converted.value));
 }
 
 function translateDatabaseError(error: unknown): unknown {
@@ -383,6 +415,7 @@ class WriteUnit {
     private readonly observers: readonly WriteObserver[],
     private readonly writeRules: ReadonlyMap<string, WriteRules>,
     private readonly written: Set<string>,
+    private readonly limits: ColumnLimits,
   ) {
     this.db = transaction;
   }
@@ -493,7 +526,7 @@ class WriteUnit {
   }
 
   private context() {
-    return { db: this.db, metadata: this.metadata, domains: this.domains };
+    return { db: this.db, metadata: this.metadata, domains: this.domains, limits: this.limits };
   }
 
   private async checkDuplicate(object: ObjectMeta, values: Row): Promise<void> {

@@ -4,6 +4,7 @@ import type { DomainSnapshot } from '../domains/domain-cache.js';
 import { errors } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta } from '../metadata/registry.js';
 import type { AttributeDef } from '../metadata/types.js';
+import type { ColumnLimits } from './column-limits.js';
 import { exists, type Row } from './repository.js';
 import { isTextType, toStored } from './values.js';
 
@@ -83,6 +84,8 @@ export interface ValidationContext {
   db: Kysely<DynamicDatabase>;
   metadata: MetadataRegistry;
   domains: DomainSnapshot;
+  /** What the columns hold (NOT NULL, ranges, lengths), checked last, before the database would refuse. */
+  limits?: ColumnLimits;
 }
 
 /**
@@ -133,6 +136,7 @@ export async function validateRecord(
       throw errors.requiredField(attribute.title, object.name, attribute.name, objPath);
     }
   }
+  context.limits?.check(object, changed);
 }
 
 function checkDomain(

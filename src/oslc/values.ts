@@ -16,15 +16,44 @@ export const isTextType = (type: MaxType): boolean => TEXT_TYPES.has(type);
 export const isDateType = (type: MaxType): boolean => type === 'DATE' || type === 'DATETIME';
 
 /** ISO-8601 with an offset (`2005-01-30T12:34:01-05:00`, `...Z`) or a plain date. */
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_DATE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-](\d{2}):?(\d{2}))?)?$/;
 
+const utcYear = (year: number, month: number, day: number): number =>
+  new Date(0).setUTCFullYear(year, month, day);
+/** The years 0001 to 9999, to the millisecond: what ISO-8601 texts of four-digit years and both databases hold. */
+const EARLIEST_DATE = utcYear(1, 0, 1);
+const LATEST_DATE = utcYear(10000, 0, 1) - 1;
+
+/** Whether a date lies in the years 0001 to 9999 (UTC), the range every date attribute accepts and returns. */
+export function isStorableDate(date: Date): boolean {
+  const time = date.getTime();
+  return time >= EARLIEST_DATE && time <= LATEST_DATE;
+}
+
+/** Days of a month (1-12) of the proleptic Gregorian calendar, leap years included. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * A date as clients write it, or undefined when it is no date: every field is checked against the calendar
+ * (`2020-02-30` is refused rather than rolled over into March), and the instant must fall in the years 0001 to 9999.
+ */
 export function parseIsoDate(text: string): Date | undefined {
-  // Year 0000 is no year of the database's calendar (PGlite refuses it, PostgreSQL reads it as 1 BC).
-  if (!ISO_DATE.test(text) || text.startsWith('0000')) return undefined;
+  const match = ISO_DATE.exec(text);
+  if (!match) return undefined;
+  const [, year, month, day, hour, minute, second, zone, zoneHours, zoneMinutes] = match;
+  const y = Number(year);
+  const m = Number(month);
+  if (m < 1 || m > 12 || Number(day) < 1 || Number(day) > daysInMonth(y, m)) return undefined;
+  if (Number(hour ?? 0) > 23 || Number(minute ?? 0) > 59 || Number(second ?? 0) > 59) return undefined;
+  if (zone && zone !== 'Z' && (Number(zoneHours) > 18 || Number(zoneMinutes) > 59)) return undefined;
   // A time without an offset is read as UTC, like a plain date, never in the server's own time zone.
-  const zoned = /T|\s/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? `${text}Z` : text;
-  const date = new Date(zoned);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  const zoned = hour !== undefined && !zone ? `${text}Z` : text;
+  const date = new Date(zoned.replace(' ', 'T'));
+  return Number.isNaN(date.getTime()) || !isStorableDate(date) ? undefined : date;
 }
 
 /** Converts a JSON value (or a query literal) into the stored form of an attribute's type. */
@@ -71,10 +100,10 @@ function pad(value: number): string {
   return String(value).padStart(2, '0');
 }
 
-/** Dates leave as ISO-8601 with an explicit offset, in UTC: `2026-11-22T03:59:38+00:00`. */
+/** Dates leave as ISO-8601 with an explicit offset, in UTC: `2026-11-22T03:59:38+00:00`; years of four digits. */
 export function formatDate(date: Date): string {
   return (
-    `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}` +
+    `${String(date.getUTCFullYear()).padStart(4, '0')}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}` +
     `T${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}+00:00`
   );
 }

@@ -2,7 +2,7 @@ import { MaximoError, errors } from '../../errors.js';
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../../metadata/registry.js';
 import type { MetadataRegistry } from '../../metadata/registry.js';
 import type { AttributeDef, RelationDef } from '../../metadata/types.js';
-import { isDateType, isTextType, toStored, type StoredValue } from '../values.js';
+import { isDateType, isStorableDate, isTextType, toStored, type StoredValue } from '../values.js';
 import {
   QueryParseError,
   type AttributePath,
@@ -16,7 +16,7 @@ import {
 } from './ast.js';
 import { parseWhere } from './parse.js';
 import { containsPattern, type SearchRequest } from './search.js';
-import { isStorableDate, timelineBounds, type TimelineRequest } from './timeline.js';
+import { timelineBounds, type TimelineRequest } from './timeline.js';
 
 /**
  * Plan stage: resolves every name of the parsed query against the object-structure metadata and turns each

@@ -22,6 +22,7 @@ import { errorMessageRoutes } from './http/error-messages.js';
 import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { sendJson } from './http/reply.js';
+import { CanonicalHeadersResponse, clientErrorHandler } from './http/wire.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
@@ -108,6 +109,10 @@ export async function buildApp(
     childLoggerFactory: (logger, bindings, options) =>
       requestsLogged || options.level !== undefined ? logger.child(bindings, options) : logger,
     bodyLimit: config.bodyLimit,
+    // Header names spelled as the deployed systems write them, and parser refusals as error objects
+    // (docs/compatibility.md, "Wire").
+    http: { ServerResponse: CanonicalHeadersResponse },
+    clientErrorHandler: clientErrorHandler(config.contextRoot),
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
     routerOptions: {

@@ -2,7 +2,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest }
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { ApiKeyService } from './apikeys/service.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
-import { cookiePolicy } from './auth/cookies.js';
+import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
 import { registerAccessHook } from './auth/hook.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
@@ -158,6 +158,7 @@ export async function buildApp(
     bus: storage.bus,
     idleMinutes: config.auth.sessionIdleMinutes,
     maxMinutes: config.auth.sessionMaxMinutes,
+    maxPerUser: config.auth.sessionsPerUser,
     onBackgroundError: (error) => app.log.error({ err: error }, 'session bookkeeping failed'),
   });
   const logins = new LoginService({
@@ -205,7 +206,7 @@ export async function buildApp(
     }
   });
 
-  registerErrorContract(app, config);
+  registerErrorContract(app, config, sessions);
   const cookies = cookiePolicy(config);
   const credentialStrategies =
     config.auth.mode === 'appserver'
@@ -290,8 +291,8 @@ export function toMaximoError(error: unknown): MaximoError {
   return errors.internal();
 }
 
-function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
-  app.setErrorHandler((error, request, reply) => {
+function registerErrorContract(app: FastifyInstance, config: AppConfig, sessions: SessionService): void {
+  app.setErrorHandler(async (error, request, reply) => {
     let maximo = toMaximoError(error);
     if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(config.bodyLimit);
     if (maximo.status >= 500) {
@@ -308,6 +309,7 @@ function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
     );
     // Errors are lean unless the client explicitly asked for the namespaced form (clients read Error.reasonCode).
     const lean = readFlag(query.lean) !== false;
+    await abandonedLogin(request, reply, sessions);
     return sendJson(
       reply,
       maximo.status,

@@ -42,6 +42,8 @@ const EnvSchema = Type.Object({
   EAS_MASTER_KEY: Type.Optional(Type.String({ minLength: 32 })),
   /** Whether /api accepts API keys only; unset: only in the `appserver` and `managed` modes. */
   EAS_API_KEY_ONLY: Type.Optional(Type.Boolean()),
+  /** Live sessions one user may hold; a login past it ends the user's oldest (docs/compatibility.md, "Sessions"). */
+  EAS_SESSIONS_PER_USER: Type.Integer({ minimum: 1, default: 100 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -98,6 +100,8 @@ export interface AuthConfig {
   sessionMaxMinutes: number;
   /** Failed logins after which a user is blocked until an administrator reactivates it; 0 = never. */
   maxFailedLogins: number;
+  /** Live sessions per user; a new login ends the oldest beyond it. */
+  sessionsPerUser: number;
 }
 
 export class ConfigError extends Error {
@@ -172,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionIdleMinutes: parsed.EAS_SESSION_IDLE_MINUTES,
       sessionMaxMinutes: parsed.EAS_SESSION_MAX_MINUTES,
       maxFailedLogins: parsed.EAS_MAX_FAILED_LOGINS,
+      sessionsPerUser: parsed.EAS_SESSIONS_PER_USER,
     },
     apiKeys: {
       masterKey: parsed.EAS_MASTER_KEY,

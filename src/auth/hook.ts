@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
-import { sessionOfRequest, setSessionCookies, startSession, type CookiePolicy } from './cookies.js';
+import { sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
 import type { AuthService } from './service.js';
 import { sameToken, type SessionEntry, type SessionService } from './sessions.js';
 import type { Access, AuthStrategy, Right, UserProfile } from './types.js';
@@ -165,20 +165,13 @@ async function joinSession(
     return;
   }
   const csrfRequired = readFlag((request.query as Record<string, string | undefined>).csrf) === true;
-  // The same user from the same address by the same scheme continues its session: a client without a cookie jar.
-  const reuseKey = policy === 'reuse' && !csrfRequired ? `${userid} ${scheme} ${request.ip}` : undefined;
-  const recent = reuseKey === undefined || current ? undefined : await options.sessions.recent(reuseKey);
-  if (recent) {
-    request.session = recent.entry;
-    setSessionCookies(reply, recent, options.cookies);
-    return;
-  }
+  // A login without the cookie opens a session of its own: never another client's, even the same user's from the
+  // same address (docs/compatibility.md, "Sessions").
   request.session = await startSession(request, reply, options.sessions, options.cookies, {
     userid,
     scheme,
     csrfRequired,
     withToken: options.tokenCookie,
-    ...(reuseKey !== undefined && { reuseKey }),
   });
 }
 

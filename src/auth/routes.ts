@@ -76,6 +76,12 @@ export function whoamiJson(user: UserProfile): Record<string, unknown> {
 /** Login, logout, whoami and the API home, on one API root (/oslc or /api). */
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
   const { settings, sessions, logins, cookies } = options;
+  // Login and logout read nothing from a body: any content type, and none, is accepted (clients send form, JSON and
+  // empty bodies alike; docs/compatibility.md, "Content types").
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 16 * 1024 }, (_request, _body, done) =>
+    done(null, undefined),
+  );
 
   // Authenticated by the access hook like any call; a login with credentials opens a new session (`session: new`).
   app.post(
@@ -147,10 +153,10 @@ function formField(body: unknown, name: string): string {
  */
 export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOptions): Promise<void> {
   const { settings, sessions, logins, cookies } = options;
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 16 * 1024 },
-    (_request, body, done) => done(null, parseForm(String(body))),
+  // The fields are read as a form whatever the content type says, and an empty body has none.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) =>
+    done(null, parseForm(String(body))),
   );
 
   app.post('/j_security_check', { config: { access: { kind: 'public' } } }, async (request, reply) => {
@@ -165,7 +171,9 @@ export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOp
       const session = await startSession(request, reply, sessions, cookies, {
         userid,
         scheme: 'FORM',
-        csrfRequired: true,
+        // As for every scheme, the session's writes need the token when the login asked for it (csrf=1); clients
+        // that replay the FORM login's cookies and never read the token must be able to write.
+        csrfRequired: readFlag((request.query as Record<string, string | undefined>).csrf) === true,
         withToken: true,
       });
       reply.header('csrftoken', session.csrfToken);

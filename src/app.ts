@@ -19,7 +19,7 @@ import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
-import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
+import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse, clientErrorHandler } from './http/wire.js';
@@ -30,6 +30,8 @@ import { DEFAULT_IDLE_EXPIRY_SECONDS, oslcRoutes } from './oslc/routes.js';
 import { ResourceService } from './oslc/service.js';
 import { propertyRoutes } from './properties/routes.js';
 import { PropertyService } from './properties/service.js';
+import { systemRoutes } from './system/routes.js';
+import { SystemService } from './system/service.js';
 import type { Kysely } from 'kysely';
 import type { SessionDb } from './auth/session-repository.js';
 
@@ -151,6 +153,10 @@ export async function buildApp(
     log: app.log,
   });
   await properties.start();
+  app.decorate(
+    'publicBase',
+    publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),
+  );
   app.addHook('onClose', () => properties.close());
   const routes: RouteSummary[] = [];
   const sessions = new SessionService({
@@ -230,6 +236,7 @@ export async function buildApp(
     resources,
     maxPageSize: (osName: string) => properties.maxPageSize(osName),
     idleExpiry: () => properties.getInteger('mxe.oslc.idleexiry') ?? DEFAULT_IDLE_EXPIRY_SECONDS,
+    collectionCount: () => properties.getFlag('mxe.oslc.collectioncount') === true,
   };
   await app.register(oslcRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...api });
   await app.register(oslcRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...api });
@@ -255,6 +262,13 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+  const system = {
+    contextRoot: config.contextRoot,
+    metadata,
+    system: new SystemService(storage, config.serverName),
+  };
+  await app.register(systemRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...system });
+  await app.register(systemRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...system });
 
   return { app, services };
 }

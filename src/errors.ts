@@ -282,6 +282,13 @@ export const errors = {
       `The system property ${name} is encrypted, and no EAS_SECRET_KEY is configured to encrypt its value.`,
       { attrName: 'propName', attrValue: name },
     ),
+  /** A monitoring (MMI) endpoint for a caller who is not an administrator; clients take it as "no permission". */
+  monitoringNotAuthorized: (element: string) =>
+    new MaximoError(
+      400,
+      'BMXAA9051E',
+      `You are not authorized to view the management metrics that are identified by the URI path element ${element}.`,
+    ),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthMode } from '../config.js';
 import { isMaximoError } from '../errors.js';
@@ -9,16 +8,7 @@ import { clearSessionCookies, sessionOfRequest, startSession, type CookiePolicy 
 import type { LoginService } from './login.js';
 import type { SessionService } from './sessions.js';
 import type { UserProfile } from './types.js';
-
-const packageVersion = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
-
-/**
- * `maxupg` of the login answer and the API home, which clients read as the server's release: the release level of
- * the deployed systems whose interface this service offers (7613: the migration operations), then this service.
- */
-export const MAXUPG = `V7613-EAS-${packageVersion}`;
+import { MAXUPG } from '../system/release.js';
 
 /** Where the login form sends browsers, relative to the context root (clients spot failure by `loginerror.jsp`). */
 export const LANDING_PAGE = '/webclient/login/landing.jsp';
@@ -118,6 +108,13 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     return sendJson(reply, 200, {
       href: links.api,
       whoami: { href: `${links.api}/whoami` },
+      // The service endpoints (docs/compatibility.md, "Service endpoints").
+      systeminfo: { href: `${links.api}/systeminfo` },
+      installedProducts: { href: `${links.api}/products` },
+      serverMembers: { href: `${links.api}/members` },
+      license: { href: `${links.api}/license` },
+      apimeta: { href: `${links.api}/apimeta` },
+      ping: { href: `${links.api}/ping` },
       thisserver: settings.serverName,
       maxupg: MAXUPG,
       date: new Date().toISOString(),

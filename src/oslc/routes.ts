@@ -28,6 +28,8 @@ export interface OslcRoutesOptions {
   maxPageSize: (osName: string) => number;
   /** Seconds a stable page set may stay unused before it expires (`mxe.oslc.idleexiry`). */
   idleExpiry: () => number;
+  /** Whether every collection answer carries `totalCount` (`mxe.oslc.collectioncount`, docs/compatibility.md). */
+  collectionCount?: () => boolean;
 }
 
 /** Idle expiry of stable page sets when no system property says otherwise (maximo-notes §2.5: 5 minutes). */
@@ -244,6 +246,7 @@ export async function sendCollection(
   const pageSize = params.pageSize ?? limit;
   if (pageSize > limit) throw pageSizeExceeded(pageSize, limit);
   const window = { limit: pageSize, offset: (params.pageNumber - 1) * pageSize };
+  const withCount = params.collectionCount || options.collectionCount?.() === true;
   let page: PageOfMembers;
   let stableId: string | undefined;
   if (params.stableId !== undefined || params.stablePaging) {
@@ -259,13 +262,13 @@ export async function sendCollection(
       idleSeconds,
       reader: request.user,
     });
-    page = params.collectionCount ? { ...stablePage, totalCount } : stablePage;
+    page = withCount ? { ...stablePage, totalCount } : stablePage;
   } else {
     page = await resources.page({
       plan,
       window,
       extraFilters,
-      withCount: params.collectionCount,
+      withCount,
       reader: request.user,
     });
   }

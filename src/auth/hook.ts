@@ -10,7 +10,8 @@ import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /**
  * What a request that logs in with credentials does with sessions: `reuse` the session its cookie names when it is
- * the same user's, else open one (the default: clients that send `maxauth` on every call keep one session); always
+ * the same user's, else open one (the default; without a cookie every login opens its own, see docs/compatibility.md,
+ * "Sessions"); always
  * open a `new` one, ending the one the cookie named (login routes: the id rotates on login); or `none` (logout).
  */
 export type SessionPolicy = 'reuse' | 'new' | 'none';

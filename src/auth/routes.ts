@@ -4,6 +4,7 @@ import { isMaximoError } from '../errors.js';
 import { linksFor, type ApiRoot } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
+import { forgiveContentType } from '../http/wire.js';
 import { clearSessionCookies, sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
 import type { LoginService } from './login.js';
 import type { SessionService } from './sessions.js';
@@ -69,6 +70,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   // Login and logout read nothing from a body: any content type, and none, is accepted (clients send form, JSON and
   // empty bodies alike; docs/compatibility.md, "Content types").
   app.removeAllContentTypeParsers();
+  app.addHook('preParsing', forgiveContentType);
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 16 * 1024 }, (_request, _body, done) =>
     done(null, undefined),
   );
@@ -152,6 +154,7 @@ export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOp
   const { settings, sessions, logins, cookies } = options;
   // The fields are read as a form whatever the content type says, and an empty body has none.
   app.removeAllContentTypeParsers();
+  app.addHook('preParsing', forgiveContentType);
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) =>
     done(null, parseForm(String(body))),
   );

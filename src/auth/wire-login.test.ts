@@ -39,6 +39,8 @@ const BODIES: ReadonlyArray<{ name: string; headers: Record<string, string>; pay
   { name: 'XML', headers: { 'content-type': 'application/xml' }, payload: '<a/>' },
   { name: 'no content type, a body', headers: {}, payload: 'lean=1' },
   { name: 'nothing', headers: {} },
+  { name: 'content type "null"', headers: { 'content-type': 'null' }, payload: '' },
+  { name: 'content type empty', headers: { 'content-type': '' }, payload: '' },
 ];
 
 describe('logins and logouts with any content type', () => {

@@ -6,6 +6,7 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import type { preParsingHookHandler } from 'fastify';
 import { errorBody, errors, MaximoError } from '../errors.js';
 
 /**
@@ -107,3 +108,16 @@ export function clientErrorHandler(
     );
   };
 }
+
+/** `type/subtype`, the start of any content type a parser can be chosen by. */
+const MEDIA_TYPE = /^\s*[\w.+*-]+\/[\w.+*-]+/;
+
+/**
+ * A `preParsing` hook of routes that read bodies forgivingly: a `Content-Type` that names no media type at all
+ * (`null`, `undefined`, empty: what Node clients send for a header they did not set) counts as none, instead of 415.
+ */
+export const forgiveContentType: preParsingHookHandler = (request, _reply, payload, done) => {
+  const type = request.headers['content-type'];
+  if (type !== undefined && !MEDIA_TYPE.test(type)) delete request.headers['content-type'];
+  done(null, payload);
+};

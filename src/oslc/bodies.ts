@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
+import { forgiveContentType } from '../http/wire.js';
 import { parsed } from './collection-params.js';
 import type { SelectClause } from './query/ast.js';
 import { parseSelect } from './query/parse.js';
@@ -36,6 +37,7 @@ export function registerWriteBodyParsers(app: FastifyInstance): void {
     }
     json(request, body, done);
   };
+  app.addHook('preParsing', forgiveContentType);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, read);
   // Reached by bodies without a content type, and by content types nothing else reads.

@@ -64,6 +64,13 @@ describe('forgiving writes', () => {
       payload: JSON.stringify({ description: 'no content type' }),
     });
     assert.equal(update.statusCode, 204, update.body);
+    const nullType = await inject({
+      method: 'POST',
+      url: ASSETS,
+      headers: { ...admin, 'content-type': 'null' },
+      payload: JSON.stringify({ assetnum: 'WIRENULLCT', siteid: site }),
+    });
+    assert.equal(nullType.statusCode, 201, nullType.body);
     for (const [override, assetnum] of [
       ['', 'WIREOV1'],
       ['null', 'WIREOV2'],

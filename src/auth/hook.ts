@@ -142,8 +142,8 @@ function authenticate(
 
 /**
  * Cross-site request forgery: a browser sends its cookies with requests other sites make it send (SameSite=Lax stops
- * most, not all: same-site subdomains, old browsers). Browser sessions' writes must echo the session's token, which
- * another site cannot read. Requests with credentials or keys in headers need none: a browser never adds those.
+ * most, not all: same-site subdomains, old browsers). The writes of sessions whose login asked for a token (`csrf=1`,
+ * docs/compatibility.md, "CSRF") must echo it; another site cannot read it. Requests with credentials or keys in headers need none: a browser never adds those.
  */
 function checkCsrf(request: FastifyRequest, session: SessionEntry | null): void {
   if (!session?.csrfRequired || !WRITE_METHODS.has(request.method)) return;

@@ -24,7 +24,7 @@ export interface SessionEntry {
   readonly tokenId: string | null;
   readonly userid: string;
   readonly csrfToken: string;
-  /** Browser sessions (FORM, or a login with `csrf=1`): their writes must echo `csrftoken`. */
+  /** Sessions whose login asked for the token (`csrf=1`, any scheme): their writes must echo `csrftoken`. */
   readonly csrfRequired: boolean;
   readonly expiresAt: number;
   /** Latest activity this process saw or read from the database. */

@@ -2,7 +2,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest }
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { ApiKeyService } from './apikeys/service.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
-import { cookiePolicy } from './auth/cookies.js';
+import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
 import { registerAccessHook } from './auth/hook.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
@@ -28,10 +28,11 @@ import { DomainCache } from './domains/domain-cache.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
-import { errorMessagesHref, linksFor, type ApiRoot } from './http/links.js';
+import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
+import { CanonicalHeadersResponse, clientErrorHandler } from './http/wire.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
@@ -39,6 +40,8 @@ import { DEFAULT_IDLE_EXPIRY_SECONDS, oslcRoutes } from './oslc/routes.js';
 import { ResourceService } from './oslc/service.js';
 import { propertyRoutes } from './properties/routes.js';
 import { PropertyService } from './properties/service.js';
+import { systemRoutes } from './system/routes.js';
+import { SystemService } from './system/service.js';
 import type { Kysely } from 'kysely';
 import type { SessionDb } from './auth/session-repository.js';
 
@@ -118,6 +121,10 @@ export async function buildApp(
     childLoggerFactory: (logger, bindings, options) =>
       requestsLogged || options.level !== undefined ? logger.child(bindings, options) : logger,
     bodyLimit: config.bodyLimit,
+    // Header names spelled as the deployed systems write them, and parser refusals as error objects
+    // (docs/compatibility.md, "Wire").
+    http: { ServerResponse: CanonicalHeadersResponse },
+    clientErrorHandler: clientErrorHandler(config.contextRoot),
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
     routerOptions: {
@@ -158,6 +165,10 @@ export async function buildApp(
     log: app.log,
   });
   await properties.start();
+  app.decorate(
+    'publicBase',
+    publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),
+  );
   app.addHook('onClose', () => properties.close());
   const routes: RouteSummary[] = [];
   const sessions = new SessionService({
@@ -165,6 +176,7 @@ export async function buildApp(
     bus: storage.bus,
     idleMinutes: config.auth.sessionIdleMinutes,
     maxMinutes: config.auth.sessionMaxMinutes,
+    maxPerUser: config.auth.sessionsPerUser,
     onBackgroundError: (error) => app.log.error({ err: error }, 'session bookkeeping failed'),
   });
   const logins = new LoginService({
@@ -213,7 +225,7 @@ export async function buildApp(
     }
   });
 
-  registerErrorContract(app, config);
+  registerErrorContract(app, config, sessions);
   const cookies = cookiePolicy(config);
   const credentialStrategies =
     config.auth.mode === 'appserver'
@@ -237,6 +249,7 @@ export async function buildApp(
     resources,
     maxPageSize: (osName: string) => properties.maxPageSize(osName),
     idleExpiry: () => properties.getInteger('mxe.oslc.idleexiry') ?? DEFAULT_IDLE_EXPIRY_SECONDS,
+    collectionCount: () => properties.getFlag('mxe.oslc.collectioncount') === true,
   };
   await app.register(oslcRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...api });
   await app.register(oslcRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...api });
@@ -262,6 +275,13 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+  const system = {
+    contextRoot: config.contextRoot,
+    metadata,
+    system: new SystemService(storage, config.serverName),
+  };
+  await app.register(systemRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...system });
+  await app.register(systemRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...system });
 
   return { app, services };
 }
@@ -301,14 +321,13 @@ export function toMaximoError(error: unknown): MaximoError {
   return errors.internal();
 }
 
-/** The limit a refused body was held to: form bodies (FORM login) have their own. */
+/** The limit a refused body was held to: the FORM login reads its body, of any content type, with its own. */
 function bodyLimitOf(request: FastifyRequest, config: AppConfig): number {
-  const type = request.headers['content-type'] ?? '';
-  return /^application\/x-www-form-urlencoded\b/i.test(type) ? FORM_BODY_LIMIT : config.bodyLimit;
+  return request.routeOptions.url?.endsWith('/j_security_check') ? FORM_BODY_LIMIT : config.bodyLimit;
 }
 
-function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
-  app.setErrorHandler((error, request, reply) => {
+function registerErrorContract(app: FastifyInstance, config: AppConfig, sessions: SessionService): void {
+  app.setErrorHandler(async (error, request, reply) => {
     let maximo = toMaximoError(error);
     if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(bodyLimitOf(request, config));
     if (maximo.status >= 500) {
@@ -333,6 +352,7 @@ function registerErrorContract(app: FastifyInstance, config: AppConfig): void {
     );
     // Errors are lean unless the client explicitly asked for the namespaced form (clients read Error.reasonCode).
     const lean = readFlag(query.lean) !== false;
+    await abandonedLogin(request, reply, sessions);
     return sendJson(
       reply,
       maximo.status,

@@ -51,6 +51,8 @@ const EnvSchema = Type.Object({
   EAS_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1000 }),
   EAS_MAX_HEADER_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024, default: 16 * 1024 }),
   EAS_SHUTDOWN_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+  /** Live sessions one user may hold; a login past it ends the user's oldest (docs/compatibility.md, "Sessions"). */
+  EAS_SESSIONS_PER_USER: Type.Integer({ minimum: 1, default: 100 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -125,6 +127,8 @@ export interface AuthConfig {
   maxFailedLogins: number;
   /** Minutes such a block lasts; 0 = until an administrator reactivates the user. */
   lockoutMinutes: number;
+  /** Live sessions per user; a new login ends the oldest beyond it. */
+  sessionsPerUser: number;
 }
 
 export class ConfigError extends Error {
@@ -200,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionMaxMinutes: parsed.EAS_SESSION_MAX_MINUTES,
       maxFailedLogins: parsed.EAS_MAX_FAILED_LOGINS,
       lockoutMinutes: parsed.EAS_LOCKOUT_MINUTES,
+      sessionsPerUser: parsed.EAS_SESSIONS_PER_USER,
     },
     apiKeys: {
       masterKey: parsed.EAS_MASTER_KEY,

@@ -319,6 +319,13 @@ export const errors = {
       `${title} ${value} is outside the range of the attribute, ${range[0]} to ${range[1]}.`,
       { attrName, attrValue: value, objPath },
     ),
+  /** A monitoring (MMI) endpoint for a caller who is not an administrator; clients take it as "no permission". */
+  monitoringNotAuthorized: (element: string) =>
+    new MaximoError(
+      400,
+      'BMXAA9051E',
+      `You are not authorized to view the management metrics that are identified by the URI path element ${element}.`,
+    ),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -101,7 +101,6 @@ export interface LoginSessionRequest {
   scheme: string;
   csrfRequired: boolean;
   withToken: boolean;
-  reuseKey?: string;
 }
 
 /**
@@ -120,4 +119,22 @@ export async function startSession(
   const opened = await sessions.open({ ...login, address: request.ip });
   setSessionCookies(reply, opened, policy);
   return opened.entry;
+}
+
+/**
+ * A request that opened a session (only logins set cookies) but is answered with an error: the session ends and the
+ * cookies are not sent, so that no refused request leaves a session behind (docs/compatibility.md, "Sessions").
+ */
+export function abandonedLogin(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessions: SessionService,
+): Promise<void> | undefined {
+  if (!reply.hasHeader('set-cookie')) return undefined;
+  reply.removeHeader('set-cookie');
+  reply.removeHeader('csrftoken');
+  const session = request.session;
+  if (!session) return undefined;
+  request.session = null;
+  return sessions.end(session);
 }

@@ -3,7 +3,7 @@ import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
 import { isUnder, routePath } from '../http/route-path.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
-import { sessionOfRequest, setSessionCookies, startSession, type CookiePolicy } from './cookies.js';
+import { sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
 import type { AuthService } from './service.js';
 import { sameToken, type SessionEntry, type SessionService } from './sessions.js';
 import type { Access, AuthStrategy, Right, UserProfile } from './types.js';
@@ -11,7 +11,8 @@ import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /**
  * What a request that logs in with credentials does with sessions: `reuse` the session its cookie names when it is
- * the same user's, else open one (the default: clients that send `maxauth` on every call keep one session); always
+ * the same user's, else open one (the default; without a cookie every login opens its own, see docs/compatibility.md,
+ * "Sessions"); always
  * open a `new` one, ending the one the cookie named (login routes: the id rotates on login); or `none` (logout).
  */
 export type SessionPolicy = 'reuse' | 'new' | 'none';
@@ -142,8 +143,8 @@ function authenticate(
 
 /**
  * Cross-site request forgery: a browser sends its cookies with requests other sites make it send (SameSite=Lax stops
- * most, not all: same-site subdomains, old browsers). Browser sessions' writes must echo the session's token, which
- * another site cannot read. Requests with credentials or keys in headers need none: a browser never adds those.
+ * most, not all: same-site subdomains, old browsers). The writes of sessions whose login asked for a token (`csrf=1`,
+ * docs/compatibility.md, "CSRF") must echo it; another site cannot read it. Requests with credentials or keys in headers need none: a browser never adds those.
  */
 function checkCsrf(request: FastifyRequest, session: SessionEntry | null): void {
   if (!session?.csrfRequired || !WRITE_METHODS.has(request.method)) return;
@@ -166,20 +167,13 @@ async function joinSession(
     return;
   }
   const csrfRequired = readFlag((request.query as Record<string, string | undefined>).csrf) === true;
-  // The same user from the same address by the same scheme continues its session: a client without a cookie jar.
-  const reuseKey = policy === 'reuse' && !csrfRequired ? `${userid} ${scheme} ${request.ip}` : undefined;
-  const recent = reuseKey === undefined || current ? undefined : await options.sessions.recent(reuseKey);
-  if (recent) {
-    request.session = recent.entry;
-    setSessionCookies(reply, recent, options.cookies);
-    return;
-  }
+  // A login without the cookie opens a session of its own: never another client's, even the same user's from the
+  // same address (docs/compatibility.md, "Sessions").
   request.session = await startSession(request, reply, options.sessions, options.cookies, {
     userid,
     scheme,
     csrfRequired,
     withToken: options.tokenCookie,
-    ...(reuseKey !== undefined && { reuseKey }),
   });
 }
 

@@ -1,24 +1,15 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthMode } from '../config.js';
 import { isMaximoError } from '../errors.js';
 import { linksFor, type ApiRoot } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
+import { forgiveContentType } from '../http/wire.js';
 import { clearSessionCookies, sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
 import type { LoginService } from './login.js';
 import type { SessionService } from './sessions.js';
 import type { UserProfile } from './types.js';
-
-const packageVersion = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
-
-/**
- * `maxupg` of the login answer and the API home, which clients read as the server's release: the release level of
- * the deployed systems whose interface this service offers (7613: the migration operations), then this service.
- */
-export const MAXUPG = `V7613-EAS-${packageVersion}`;
+import { MAXUPG } from '../system/release.js';
 
 /** Where the login form sends browsers, relative to the context root (clients spot failure by `loginerror.jsp`). */
 export const LANDING_PAGE = '/webclient/login/landing.jsp';
@@ -76,6 +67,13 @@ export function whoamiJson(user: UserProfile): Record<string, unknown> {
 /** Login, logout, whoami and the API home, on one API root (/oslc or /api). */
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
   const { settings, sessions, logins, cookies } = options;
+  // Login and logout read nothing from a body: any content type, and none, is accepted (clients send form, JSON and
+  // empty bodies alike; docs/compatibility.md, "Content types").
+  app.removeAllContentTypeParsers();
+  app.addHook('preParsing', forgiveContentType);
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 16 * 1024 }, (_request, _body, done) =>
+    done(null, undefined),
+  );
 
   // Authenticated by the access hook like any call; a login with credentials opens a new session (`session: new`).
   app.post(
@@ -112,6 +110,13 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     return sendJson(reply, 200, {
       href: links.api,
       whoami: { href: `${links.api}/whoami` },
+      // The service endpoints (docs/compatibility.md, "Service endpoints").
+      systeminfo: { href: `${links.api}/systeminfo` },
+      installedProducts: { href: `${links.api}/products` },
+      serverMembers: { href: `${links.api}/members` },
+      license: { href: `${links.api}/license` },
+      apimeta: { href: `${links.api}/apimeta` },
+      ping: { href: `${links.api}/ping` },
       thisserver: settings.serverName,
       maxupg: MAXUPG,
       date: new Date().toISOString(),
@@ -150,10 +155,11 @@ function formField(body: unknown, name: string): string {
  */
 export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOptions): Promise<void> {
   const { settings, sessions, logins, cookies } = options;
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
-    (_request, body, done) => done(null, parseForm(String(body))),
+  // The fields are read as a form whatever the content type says, and an empty body has none.
+  app.removeAllContentTypeParsers();
+  app.addHook('preParsing', forgiveContentType);
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) =>
+    done(null, parseForm(String(body))),
   );
 
   app.post('/j_security_check', { config: { access: { kind: 'public' } } }, async (request, reply) => {
@@ -168,7 +174,9 @@ export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOp
       const session = await startSession(request, reply, sessions, cookies, {
         userid,
         scheme: 'FORM',
-        csrfRequired: true,
+        // As for every scheme, the session's writes need the token when the login asked for it (csrf=1); clients
+        // that replay the FORM login's cookies and never read the token must be able to write.
+        csrfRequired: readFlag((request.query as Record<string, string | undefined>).csrf) === true,
         withToken: true,
       });
       reply.header('csrftoken', session.csrfToken);

@@ -94,6 +94,30 @@ export async function deleteSession(db: SessionDb, sessionhash: string): Promise
   return result.numDeletedRows > 0n;
 }
 
+/**
+ * Ends a user's sessions beyond the `keep` most recently opened, and answers the ended ones (their hashes, for the
+ * change bus). The user's index keeps this to the user's own rows.
+ */
+export async function deleteOldestSessions(
+  db: SessionDb,
+  userid: string,
+  keep: number,
+): Promise<Array<{ sessionhash: string; tokenhash: string | null }>> {
+  return db
+    .deleteFrom('maxsession')
+    .where('userid', '=', userid)
+    .where('maxsessionid', 'not in', (eb) =>
+      eb
+        .selectFrom('maxsession as kept')
+        .select('kept.maxsessionid')
+        .where('kept.userid', '=', userid)
+        .orderBy('kept.maxsessionid', 'desc')
+        .limit(keep),
+    )
+    .returning(['sessionhash', 'tokenhash'])
+    .execute();
+}
+
 /** Records activity; never moves `lastactive` backwards (processes write back independently). */
 export async function touchSession(db: SessionDb, sessionhash: string, lastactive: Date): Promise<void> {
   await db

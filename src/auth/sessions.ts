@@ -2,9 +2,10 @@ import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import { BoundedCache } from '../util/bounded-cache.js';
-import { andThen, type MaybePromise } from '../util/maybe-promise.js';
+import type { MaybePromise } from '../util/maybe-promise.js';
 import { Echoes } from './echoes.js';
 import {
+  deleteOldestSessions,
   deleteSession,
   findSession,
   insertSession,
@@ -23,7 +24,7 @@ export interface SessionEntry {
   readonly tokenId: string | null;
   readonly userid: string;
   readonly csrfToken: string;
-  /** Browser sessions (FORM, or a login with `csrf=1`): their writes must echo `csrftoken`. */
+  /** Sessions whose login asked for the token (`csrf=1`, any scheme): their writes must echo `csrftoken`. */
   readonly csrfRequired: boolean;
   readonly expiresAt: number;
   /** Latest activity this process saw or read from the database. */
@@ -46,8 +47,6 @@ export interface NewSessionRequest {
   address: string | null;
   csrfRequired: boolean;
   withToken: boolean;
-  /** Remember the session under this key, so that the same client's next login can continue it (see `recent`). */
-  reuseKey?: string;
 }
 
 export interface SessionServiceOptions {
@@ -55,6 +54,8 @@ export interface SessionServiceOptions {
   bus: ChangeBus;
   idleMinutes: number;
   maxMinutes: number;
+  /** Live sessions a user may hold; a login past it ends that user's oldest (docs/compatibility.md, "Sessions"). */
+  maxPerUser: number;
   /** Failures of background writes (activity write-back, purge): logged, never a request's failure. */
   onBackgroundError: (error: unknown) => void;
   now?: () => number;
@@ -70,7 +71,7 @@ const MAX_CACHED_SESSIONS = 100_000;
 /** How long a cookie value that names no session is remembered as such (ids are random: none becomes valid). */
 const UNKNOWN_TTL_MS = MINUTE;
 const MAX_UNKNOWN = 10_000;
-const MAX_REUSABLE = 10_000;
+const MAX_DIGESTS = 10_000;
 
 /**
  * SHA-256 in hex. Every cookie-authenticated request hashes its cookie: the one-shot `crypto.hash` (Node 20.12+)
@@ -85,7 +86,7 @@ const sha256: (value: string) => string =
  * The digests of the cookies seen lately: a client sends its cookie on every request, and a map lookup costs a
  * fraction of the hash. The cookies are the process's own memory, as the requests carrying them are; never written.
  */
-const recentDigests = new BoundedCache<string, string>(MAX_REUSABLE);
+const recentDigests = new BoundedCache<string, string>(MAX_DIGESTS);
 const digest = (value: string): string => recentDigests.getOrCompute(value, () => sha256(value));
 
 function newSecret(): string {
@@ -115,8 +116,6 @@ export class SessionService {
   private readonly byToken = new Map<string, SessionEntry>();
   private readonly unknown = new Map<string, number>();
   private readonly loading = new Map<string, Promise<SessionEntry | undefined>>();
-  /** Sessions opened by credentials on API calls, by client (see `recent`); cookie values stay in this process. */
-  private readonly reusable = new Map<string, OpenedSession>();
   private readonly now: () => number;
   private readonly echoes = new Echoes();
   private lastPurge = 0;
@@ -148,39 +147,28 @@ export class SessionService {
       lastactive: new Date(now),
       expires: new Date(now + this.maxMs),
     };
-    await insertSession(this.options.db, {
-      ...row,
-      scheme: request.scheme,
-      clientaddr: request.address?.slice(0, 64) ?? null,
-      logindate: new Date(now),
+    // Every login has its own session, as on the deployed systems; clients that send credentials on every call
+    // without the cookie open one per call, so the user's oldest beyond the bound end with the insert.
+    const evicted = await this.options.db.transaction().execute(async (transaction) => {
+      await insertSession(transaction, {
+        ...row,
+        scheme: request.scheme,
+        clientaddr: request.address?.slice(0, 64) ?? null,
+        logindate: new Date(now),
+      });
+      const ended = await deleteOldestSessions(transaction, request.userid, this.options.maxPerUser);
+      for (const old of ended)
+        await this.options.bus.notify<SessionTables>(
+          transaction,
+          CHANNEL,
+          `${old.sessionhash} ${old.tokenhash ?? ''}`,
+        );
+      return ended;
     });
+    for (const old of evicted) this.drop(old.sessionhash, old.tokenhash);
     const entry = this.remember(row);
     this.purgeNow(now);
-    const opened = { entry, sessionCookie, tokenCookie };
-    if (request.reuseKey !== undefined) {
-      if (this.reusable.size >= MAX_REUSABLE) this.reusable.delete(this.reusable.keys().next().value!);
-      this.reusable.set(request.reuseKey, opened);
-    }
-    return opened;
-  }
-
-  /**
-   * The live session this process opened under a reuse key, with its cookies. Clients that send `maxauth` or BASIC on
-   * every call and keep no cookies would otherwise open a session (a database write) per call; they get the same
-   * session, and the same cookie, again.
-   */
-  recent(reuseKey: string): MaybePromise<OpenedSession | undefined> {
-    const opened = this.reusable.get(reuseKey);
-    if (!opened) return undefined;
-    if (this.byId.get(opened.entry.id) !== opened.entry) {
-      this.reusable.delete(reuseKey);
-      return undefined;
-    }
-    return andThen(this.resolveEntry(opened.entry), (live) => {
-      if (live) return opened;
-      this.reusable.delete(reuseKey);
-      return undefined;
-    });
+    return { entry, sessionCookie, tokenCookie };
   }
 
   /**
@@ -301,7 +289,6 @@ export class SessionService {
       this.byId.clear();
       this.byToken.clear();
       this.unknown.clear();
-      this.reusable.clear();
       return;
     }
     const [id = '', tokenId = ''] = payload.split(' ');

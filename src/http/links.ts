@@ -1,5 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The configured public address of the context root (`https://host/maximo`), when there is one: then the
+     * request's `Host` header is not trusted for hrefs and `Location` (see publicBaseOf).
+     */
+    publicBase?: () => string | undefined;
+  }
+}
+
 /** Which of the two API roots a request came in on; hrefs in the answer follow it (maximo-notes §10.1). */
 export type ApiRoot = 'oslc' | 'api';
 
@@ -24,6 +34,8 @@ export function linksFor(
   if (typeof publicUri === 'string' && /^https?:\/\/[^\s]+$/.test(publicUri)) {
     return { api: publicUri.replace(/\/+$/, '') };
   }
+  const base = request.server.publicBase?.();
+  if (base !== undefined) return { api: `${base}/${root}` };
   return { api: `${request.protocol}://${request.host}${contextRoot}/${root}` };
 }
 
@@ -31,3 +43,34 @@ export const collectionHref = (links: Links, osName: string): string => `${links
 export const resourceHref = (links: Links, osName: string, restId: string): string =>
   `${links.api}/os/${osName}/${restId}`;
 export const errorMessagesHref = (links: Links): string => `${links.api}/error/messages`;
+
+const HTTP_URL = /^https?:\/\/[^\s]+$/;
+
+/**
+ * The public address of the context root (docs/compatibility.md, "Public address"): `mxe.oslc.webappurl` when it
+ * is set (the address of the API, `http://host/maximo/oslc/`, as the deployed systems write it; live, read on
+ * every call), else `EAS_PUBLIC_URL` (the address in front of the context root), else none. Derived once per value.
+ */
+export function publicBaseOf(
+  contextRoot: string,
+  publicUrl: string | undefined,
+  webAppUrl: () => string | undefined,
+): () => string | undefined {
+  const fromEnvironment =
+    publicUrl === undefined
+      ? undefined
+      : publicUrl.replace(/\/+$/, '').endsWith(contextRoot)
+        ? publicUrl.replace(/\/+$/, '')
+        : `${publicUrl.replace(/\/+$/, '')}${contextRoot}`;
+  let lastValue: string | undefined;
+  let lastBase: string | undefined;
+  return () => {
+    const value = webAppUrl();
+    if (value === undefined || value === '' || !HTTP_URL.test(value)) return fromEnvironment;
+    if (value !== lastValue) {
+      lastValue = value;
+      lastBase = value.replace(/\/+$/, '').replace(/\/(oslc|api)$/, '');
+    }
+    return lastBase;
+  };
+}

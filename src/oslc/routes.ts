@@ -7,9 +7,9 @@ import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
-import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
-import type { SelectItem } from './query/ast.js';
-import { parseSelect } from './query/parse.js';
+import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
+import { readCollectionParams, type CollectionParams } from './collection-params.js';
+import type { SelectClause, SelectItem } from './query/ast.js';
 import { apiMetaJson } from './query/apimeta.js';
 import { pageSizeExceeded, type Filter, type QueryRequest } from './query/plan.js';
 import { collectionJson, memberJson, resourceJson, restIdOf, type ResponseOptions } from './response.js';
@@ -28,6 +28,8 @@ export interface OslcRoutesOptions {
   maxPageSize: (osName: string) => number;
   /** Seconds a stable page set may stay unused before it expires (`mxe.oslc.idleexiry`). */
   idleExpiry: () => number;
+  /** Whether every collection answer carries `totalCount` (`mxe.oslc.collectioncount`, docs/compatibility.md). */
+  collectionCount?: () => boolean;
 }
 
 /** Idle expiry of stable page sets when no system property says otherwise (maximo-notes §2.5: 5 minutes). */
@@ -40,6 +42,7 @@ const SECRET_PARAMETERS = new Set(['apikey']);
 export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOptions): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const { resources } = options;
+  registerWriteBodyParsers(app);
 
   routes.get(
     '/os/:os',
@@ -97,12 +100,13 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       config: { access: { kind: 'objectStructure', right: 'insert' } },
     },
     async (request, reply) => {
-      const override = request.headers['x-method-override'];
+      const override = methodOverride(request);
       if (override !== undefined) throw errors.methodNotAllowed(`POST with x-method-override ${override}`);
       const structure = request.objectStructure!;
+      const select = propertiesOfWrite(request);
       const uniqueId = await resources.create(structure, request.body, request.user!);
       const params = readCollectionParams(request.query);
-      return sendWritten(request, reply, options, structure, uniqueId, params, 201);
+      return sendWritten(request, reply, options, structure, uniqueId, params, 201, select);
     },
   );
 
@@ -123,7 +127,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw errors.badRequest('The request body must be a JSON object.');
       }
-      const merge = (request.headers.patchtype ?? '').toUpperCase() === 'MERGE';
+      const merge = isMergePatch(request);
+      const select = propertiesOfWrite(request);
       const uniqueId = await resources.update(
         structure,
         request.params.id,
@@ -141,6 +146,7 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
         uniqueId,
         readCollectionParams(request.query),
         204,
+        select,
       );
     },
   );
@@ -240,6 +246,7 @@ export async function sendCollection(
   const pageSize = params.pageSize ?? limit;
   if (pageSize > limit) throw pageSizeExceeded(pageSize, limit);
   const window = { limit: pageSize, offset: (params.pageNumber - 1) * pageSize };
+  const withCount = params.collectionCount || options.collectionCount?.() === true;
   let page: PageOfMembers;
   let stableId: string | undefined;
   if (params.stableId !== undefined || params.stablePaging) {
@@ -255,13 +262,13 @@ export async function sendCollection(
       idleSeconds,
       reader: request.user,
     });
-    page = params.collectionCount ? { ...stablePage, totalCount } : stablePage;
+    page = withCount ? { ...stablePage, totalCount } : stablePage;
   } else {
     page = await resources.page({
       plan,
       window,
       extraFilters,
-      withCount: params.collectionCount,
+      withCount,
       reader: request.user,
     });
   }
@@ -288,7 +295,7 @@ export async function sendCollection(
 
 /** POST on a member is an update (`x-method-override: PATCH`) or a delete (`x-method-override: DELETE`). */
 function overrideRight(request: FastifyRequest): Right {
-  const override = String(request.headers['x-method-override'] ?? '').toUpperCase();
+  const override = methodOverride(request) ?? '';
   if (override === 'PATCH' || override === 'MERGE') return 'update';
   if (override === 'DELETE') return 'delete';
   throw errors.methodNotAllowed(
@@ -339,12 +346,9 @@ async function sendResource(
   uniqueId: number,
   params: CollectionParams,
   status: number,
-  select?: string,
+  select?: SelectClause,
 ): Promise<FastifyReply> {
-  const selectClause =
-    select !== undefined
-      ? parsed(parseSelect, select)
-      : (params.query.select ?? { items: fullSelect(structure.root) });
+  const selectClause = select ?? params.query.select ?? { items: fullSelect(structure.root) };
   // A resource is addressed by its id: none of the collection's filters apply to it.
   const query: QueryRequest = {
     ...params.query,
@@ -377,9 +381,9 @@ async function sendWritten(
   uniqueId: number,
   params: CollectionParams,
   status: 201 | 204,
+  /** The `properties` header, parsed before the write (see propertiesOfWrite). */
+  wanted: SelectClause | undefined,
 ): Promise<FastifyReply> {
-  const properties = request.headers.properties;
-  const wanted = typeof properties === 'string' && properties.trim() !== '' ? properties.trim() : undefined;
   const links = linksFor(request, options.contextRoot, options.root, false);
   const page = await options.resources.page({
     plan: options.resources.plan(structure, { select: { items: [] } }),

@@ -467,7 +467,7 @@ describe('parseSelect', () => {
     { text: '1a', kind: '<UNKNOWN>', token: '1a', at: [1, 1] },
     { text: 'a;b', kind: '<UNKNOWN>', token: ';', at: [1, 2] },
     { text: 'a,"b"', kind: '<UNKNOWN>', token: '"', at: [1, 3] },
-    { text: 'spi:a', kind: '<UNKNOWN>', token: ':', at: [1, 4] },
+    { text: 'foo:a', kind: '<UNKNOWN>', token: ':', at: [1, 4] },
   ];
   for (const c of errors) {
     it(`rejects ${JSON.stringify(c.text)}`, () => {
@@ -1051,4 +1051,34 @@ describe('total: every input parses or fails with a QueryParseError', () => {
       );
     });
   }
+});
+
+describe('namespace prefixes on names', () => {
+  /** The tree without positions: a prefixed text must mean what the bare text means. */
+  const shape = (value: unknown): string =>
+    JSON.stringify(value, (key, inner: unknown) => (key === 'position' ? undefined : inner));
+
+  it('oslc.where: spi:, oslc:, rdf:, dcterms: name the attribute after them', () => {
+    assert.equal(
+      shape(parseWhere('spi:status in ["APPR"] and SPI:location.spi:siteid="A" and dcterms:title="x"')),
+      shape(parseWhere('status in ["APPR"] and location.siteid="A" and title="x"')),
+    );
+    assert.equal(shape(parseWhere('oslc:x=1 and rdf:y=2')), shape(parseWhere('x=1 and y=2')));
+  });
+
+  it('oslc.select and oslc.orderBy', () => {
+    assert.equal(
+      shape(parseSelect('spi:assetnum,spi:location{spi:description},rdf:about')),
+      shape(parseSelect('assetnum,location{description},about')),
+    );
+    assert.equal(
+      shape(parseOrderBy('-spi:priority,+spi:assetnum')),
+      shape(parseOrderBy('-priority,+assetnum')),
+    );
+  });
+
+  it('a prefixed keyword is a name; an unknown prefix is refused', () => {
+    assert.match(shape(parseWhere('spi:in=1')), /"in"/);
+    assert.throws(() => parseWhere('foo:status="A"'));
+  });
 });

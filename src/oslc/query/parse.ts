@@ -123,6 +123,9 @@ function isWhitespace(char: string | undefined): boolean {
   return char !== undefined && WHITESPACE.has(char);
 }
 
+/** Namespace prefixes namespaced (lean=0) clients put before attribute names; the name after them counts. */
+export const NAME_PREFIXES: ReadonlySet<string> = new Set(['spi', 'oslc', 'rdf', 'rdfs', 'dcterms']);
+
 function isDigit(char: string | undefined): boolean {
   return char !== undefined && char >= '0' && char <= '9';
 }
@@ -174,9 +177,21 @@ class Lexer {
     let kind: string;
     let end: number;
     let value: string | undefined;
+    let nameStart = start;
     if (isIdentifierStart(char)) {
       end = this.scanWhile(start, isIdentifierPart);
-      kind = this.lexicon.keywords.get(text.slice(start, end).toLowerCase()) ?? IDENTIFIER;
+      // `spi:status`: the namespaced form names the attribute (docs/compatibility.md, "Queries").
+      if (
+        text[end] === ':' &&
+        isIdentifierStart(text[end + 1]) &&
+        NAME_PREFIXES.has(text.slice(start, end).toLowerCase())
+      ) {
+        nameStart = end + 1;
+        end = this.scanWhile(nameStart, isIdentifierPart);
+        kind = IDENTIFIER;
+      } else {
+        kind = this.lexicon.keywords.get(text.slice(start, end).toLowerCase()) ?? IDENTIFIER;
+      }
     } else if (this.lexicon.literals && (isDigit(char) || (char === '-' && isDigit(text[start + 1])))) {
       end = this.scanWhile(start + 1, isDigit);
       if (text[end] === '.' && isDigit(text[end + 1])) end = this.scanWhile(end + 1, isDigit);
@@ -205,7 +220,7 @@ class Lexer {
       }
     }
 
-    const tokenText = kind === UNTERMINATED_STRING ? '"' : text.slice(start, end);
+    const tokenText = kind === UNTERMINATED_STRING ? '"' : text.slice(nameStart, end);
     this.advanceTo(end);
     return { kind, text: tokenText, value: value ?? tokenText, position, offset: start };
   }

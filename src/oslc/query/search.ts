@@ -1,4 +1,5 @@
 import { errors } from '../../errors.js';
+import { NAME_PREFIXES } from './parse.js';
 
 /**
  * Parse stage of `oslc.searchTerms` and `searchAttributes` (maximo-notes §2.5): the terms a client typed into
@@ -59,10 +60,16 @@ export function parseSearchAttributes(text: string): string[] {
     ...new Set(
       text
         .split(',')
-        .map((name) => name.trim().toLowerCase())
+        .map((name) => withoutPrefix(name.trim().toLowerCase()))
         .filter((name) => name !== ''),
     ),
   ];
+}
+
+/** `spi:description` → `description` (docs/compatibility.md, "Queries"). */
+function withoutPrefix(name: string): string {
+  const colon = name.indexOf(':');
+  return colon > 0 && NAME_PREFIXES.has(name.slice(0, colon)) ? name.slice(colon + 1) : name;
 }
 
 /** A LIKE pattern that finds the term anywhere, with the term's own `%`, `_` and `\` taken literally. */

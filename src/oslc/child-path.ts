@@ -28,6 +28,7 @@ export interface ChildTarget {
 }
 
 const MEMBER_SEGMENT = /^\d{1,9}-(\d{1,15})$/;
+const MAX_UNIQUE_ID = 2_147_483_647;
 
 /** The steps of a child address, or undefined when it is not one (an empty segment, a member without collection). */
 export function parseChildPath(text: string): ChildStep[] | undefined {
@@ -42,7 +43,8 @@ export function parseChildPath(text: string): ChildStep[] | undefined {
       continue;
     }
     const member = MEMBER_SEGMENT.exec(memberText);
-    if (!member) return undefined;
+    // Unique ids are 32-bit columns: a larger number names no row (and must not reach the database as one).
+    if (!member || Number(member[1]) > MAX_UNIQUE_ID) return undefined;
     steps.push({ name: name.toLowerCase(), member: Number(member[1]) });
   }
   return steps.length > 0 ? steps : undefined;

@@ -198,6 +198,7 @@ describe('child collections are collections', () => {
     const uid = /-(\d+)$/.exec(String(maint[0]!.localref))![1];
     assert.equal((await get(`/maximo/api/os/mxapigroup/${id}/groupuser/0-${uid}`)).statusCode, 404);
     assert.equal((await get(`/maximo/api/os/mxapigroup/${id}/groupuser/abc`)).statusCode, 404);
+    assert.equal((await get(`/maximo/api/os/mxapigroup/${id}/groupuser/0-999999999999999`)).statusCode, 404);
   });
 });
 

@@ -624,7 +624,7 @@ class WriteUnit implements ResourceWriter {
         // Deleting or changing what is not there is refused, never passed over (docs/compatibility.md, "Writes").
         if (found.missing !== undefined) throw errors.childKeyIncomplete(found.missing, object.name);
         throw errors.childNotMatched(
-          describeKeys(object, found.keys ?? []),
+          found.keys === undefined ? `localref ${String(entry.localref)}` : describeKeys(object, found.keys),
           object.keys.at(-1) ?? '',
           object.name,
         );

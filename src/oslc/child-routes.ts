@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../errors.js';
 import { linksFor, resourceHref } from '../http/links.js';
+import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
 import type { ObjectStructure } from '../metadata/registry.js';
 import {
@@ -134,7 +135,7 @@ function childAddress(request: FastifyRequest, options: OslcRoutesOptions): Chil
   const steps = parseChildPath(params['*']);
   if (!steps) throw errors.resourceNotFound(structure.name, `${params.id}/${params['*']}`);
   const links = linksFor(request, options.contextRoot, options.root, false);
-  const relative = readCollectionParams(request.query as Record<string, string>).relative;
+  const relative = readFlag((request.query as Record<string, string | undefined>).relativeuri) === true;
   const shown = relative ? linksFor(request, options.contextRoot, options.root, true) : links;
   return {
     structure,

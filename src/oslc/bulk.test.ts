@@ -195,6 +195,31 @@ describe('SYNC and MERGESYNC', () => {
     );
   });
 
+  test('bad input to SYNC is a 400 naming the attribute, and nothing is written', async () => {
+    const response = await post(
+      '/maximo/oslc/os/mxapiasset',
+      { assetnum: 'SYNC-BAD', siteid: 'BEDFORD', priority: 'high' },
+      { 'x-method-override': 'SYNC' },
+    );
+    assert.equal(response.statusCode, 400, response.body);
+    assert.equal(json(response).Error?.errorattrname, 'priority');
+    assert.equal(await asset('SYNC-BAD'), undefined);
+  });
+
+  test('a PATCH whose body is {"_action": "Delete"} deletes the resource, with the delete right only', async () => {
+    const href = pathOf(await createAsset('ACT-DEL'));
+    const refused = await post(
+      href,
+      { _action: 'Delete' },
+      { ...maxauth('SMITH'), 'x-method-override': 'PATCH' },
+    );
+    assert.equal(refused.statusCode, 400);
+    assert.ok(await asset('ACT-DEL'));
+    const deleted = await post(href, { _action: 'Delete' }, { 'x-method-override': 'PATCH' });
+    assert.equal(deleted.statusCode, 204, deleted.body);
+    assert.equal(await asset('ACT-DEL'), undefined);
+  });
+
   test('unsupported overrides are 405 error objects everywhere', async () => {
     const href = pathOf(await createAsset('OVR-1'));
     for (const [url, override] of [

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { hasRight } from '../auth/hook.js';
 import type { Right } from '../auth/types.js';
 import { errors } from '../errors.js';
 import { collectionHref, linksFor, resourceHref, type ApiRoot, type Links } from '../http/links.js';
@@ -139,6 +140,12 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw errors.badRequest('The request body must be a JSON object.');
       }
+      if (isDeleteAction(body as Record<string, unknown>)) {
+        // `{"_action": "Delete"}` with an update override deletes the resource (docs/compatibility.md, "Writes").
+        if (!hasRight(user, structure.name, 'delete')) throw errors.notAuthorized(structure.name);
+        await resources.remove(structure, request.params.id, user, writeOptionsOf(request));
+        return reply.code(204).send();
+      }
       const merge = (request.headers.patchtype ?? '').toUpperCase() === 'MERGE';
       const uniqueId = await resources.update(
         structure,
@@ -181,6 +188,11 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
 
   await childRoutes(app, options);
 }
+
+const isDeleteAction = (body: Record<string, unknown>): boolean =>
+  Object.entries(body).some(
+    ([name, value]) => name.toLowerCase() === '_action' && String(value).toLowerCase() === 'delete',
+  );
 
 /**
  * POST on a collection creates (insert); BULK checks each element's own right (src/oslc/bulk.ts) once the body is

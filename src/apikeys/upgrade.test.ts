@@ -6,6 +6,7 @@ import { openTestStorage } from '../../test/helpers/storage.js';
 import { buildApp } from '../app.js';
 import { migrateToLatest, type Storage } from '../db/database.js';
 import { apiKeys } from '../db/migrations/0007-apikeys.js';
+import { migrations } from '../db/migrations/index.js';
 import type { ApiKeyTables } from './repository.js';
 
 /** Keys as a release before 0007-apikeys stored them: the value itself, in plain text. */
@@ -25,13 +26,19 @@ const OLD_LAYOUT = [
   `create trigger apikeytoken_rowstamp before insert or update on apikeytoken for each row execute function set_rowstamp()`,
 ];
 
+/** Migrations released after 0007: undone too, so that the database is as that release left it. */
+const LATER = migrations.slice(migrations.indexOf(apiKeys) + 1);
+const UNDO_LATER = [`drop table if exists oslc_transaction`];
+
 let storage: Storage;
 
 before(async () => {
   storage = await openTestStorage();
   // Back to the older release: its table and data, and no record of 0007 having run.
-  for (const statement of OLD_LAYOUT) await sql.raw(statement).execute(storage.db);
-  await sql`delete from kysely_migration where name = ${apiKeys.name}`.execute(storage.db);
+  for (const statement of [...OLD_LAYOUT, ...UNDO_LATER]) await sql.raw(statement).execute(storage.db);
+  for (const migration of [apiKeys, ...LATER]) {
+    await sql`delete from kysely_migration where name = ${migration.name}`.execute(storage.db);
+  }
   for (const [userid, apikey] of Object.entries(OLD_KEYS)) {
     await sql`insert into apikeytoken (userid, apikey, expiration, creationdate)
               values (${userid}, ${apikey}, -1, now())`.execute(storage.db);
@@ -40,7 +47,10 @@ before(async () => {
 after(() => storage.close());
 
 test('a database with plain-text keys is migrated: values sealed, old keys still authenticate', async () => {
-  assert.deepEqual(await migrateToLatest(storage), [apiKeys.name]);
+  assert.deepEqual(
+    await migrateToLatest(storage),
+    [apiKeys, ...LATER].map((migration) => migration.name),
+  );
   const { app } = await buildApp(
     testConfig({ EAS_MASTER_KEY: 'upgrade-test-master-key-0123456789abcdef' }),
     storage,

@@ -249,14 +249,16 @@ describe('transactionid', () => {
     );
     assert.equal(second.statusCode, 409, second.body);
     assert.equal(json(second).Error?.reasonCode, 'BMXAA9524E');
+    assert.match(String(json(second).Error?.message), /with resource ID MXAPIASSET\/\d+/);
     assert.equal(await asset('TXN-2'), undefined);
   });
 
-  test('two requests with one id at once: one writes, the other is refused', async () => {
+  test('two requests with one id at once: one writes, the other is refused as a repeat', async () => {
     const headers = { transactionid: 'txn-race' };
+    // The same body twice, as a client retrying a lost answer sends it: the repeat is a 409, not a duplicate key.
     const [a, b] = await Promise.all([
       post('/maximo/oslc/os/mxapiasset', { assetnum: 'TXN-RA', siteid: 'BEDFORD' }, headers),
-      post('/maximo/oslc/os/mxapiasset', { assetnum: 'TXN-RB', siteid: 'BEDFORD' }, headers),
+      post('/maximo/oslc/os/mxapiasset', { assetnum: 'TXN-RA', siteid: 'BEDFORD' }, headers),
     ]);
     assert.deepEqual([a.statusCode, b.statusCode].sort(), [201, 409]);
     const rows = await db

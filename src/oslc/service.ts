@@ -35,7 +35,7 @@ import {
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 import { decodeChildAnchor, decodeRestId } from './rest-id.js';
-import { claimTransactionId } from './transaction-repository.js';
+import { claimTransactionId, recordTransactionResource } from './transaction-repository.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
 
@@ -343,12 +343,14 @@ export class ResourceService {
     user: UserProfile,
     options: WriteOptions = {},
   ): Promise<number> {
-    return this.write(user, async (write) => {
-      const row = await write.insert(structure.root, body, {});
-      const uniqueId = Number(row[structure.root.object.uniqueId]);
-      await recordTransaction(write.db, options, structure, uniqueId);
-      return uniqueId;
-    });
+    return this.write(
+      user,
+      async (write) => {
+        const row = await write.insert(structure.root, body, {});
+        return Number(row[structure.root.object.uniqueId]);
+      },
+      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+    );
   }
 
   async update(
@@ -358,13 +360,16 @@ export class ResourceService {
     user: UserProfile,
     options: { merge: boolean } & WriteOptions,
   ): Promise<number> {
-    return this.write(user, async (write) => {
-      const uniqueId = await this.resolveId(structure, id, write.db);
-      await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
-      await write.update(structure.root, uniqueId, body, options.merge, true);
-      await recordTransaction(write.db, options, structure, uniqueId);
-      return uniqueId;
-    });
+    return this.write(
+      user,
+      async (write) => {
+        const uniqueId = await this.resolveId(structure, id, write.db);
+        await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
+        await write.update(structure.root, uniqueId, body, options.merge, true);
+        return uniqueId;
+      },
+      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+    );
   }
 
   async remove(
@@ -373,13 +378,16 @@ export class ResourceService {
     user: UserProfile,
     options: WriteOptions = {},
   ): Promise<void> {
-    await this.write(user, async (write) => {
-      const uniqueId = await this.resolveId(structure, id, write.db);
-      await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
-      await write.remove(structure.root, uniqueId);
-      await recordTransaction(write.db, options, structure, uniqueId);
-      return uniqueId;
-    });
+    await this.write<number>(
+      user,
+      async (write) => {
+        const uniqueId = await this.resolveId(structure, id, write.db);
+        await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
+        await write.remove(structure.root, uniqueId);
+        return uniqueId;
+      },
+      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+    );
   }
 
   /**
@@ -392,25 +400,28 @@ export class ResourceService {
     user: UserProfile,
     options: { merge: boolean; mayUpdate?: boolean } & WriteOptions,
   ): Promise<{ uniqueId: number; created: boolean }> {
-    return this.write(user, async (write) => {
-      const object = structure.root.object;
-      const keys = keyValuesOf(object, body, {});
-      const existing =
-        keys.missing === undefined ? await repository.findByKeys(write.db, object, keys.values) : undefined;
-      let result: { uniqueId: number; created: boolean };
-      if (existing) {
-        if (options.mayUpdate === false) throw errors.notAuthorized(structure.name);
-        const uniqueId = Number(existing[object.uniqueId]);
-        await checkIfMatch(write.db, object, uniqueId, options.ifMatch);
-        await write.update(structure.root, uniqueId, body, options.merge, true);
-        result = { uniqueId, created: false };
-      } else {
-        const row = await write.insert(structure.root, body, {});
-        result = { uniqueId: Number(row[object.uniqueId]), created: true };
-      }
-      await recordTransaction(write.db, options, structure, result.uniqueId);
-      return result;
-    });
+    return this.write(
+      user,
+      async (write) => {
+        const object = structure.root.object;
+        const keys = keyValuesOf(object, body, {});
+        const existing =
+          keys.missing === undefined ? await repository.findByKeys(write.db, object, keys.values) : undefined;
+        let result: { uniqueId: number; created: boolean };
+        if (existing) {
+          if (options.mayUpdate === false) throw errors.notAuthorized(structure.name);
+          const uniqueId = Number(existing[object.uniqueId]);
+          await checkIfMatch(write.db, object, uniqueId, options.ifMatch);
+          await write.update(structure.root, uniqueId, body, options.merge, true);
+          result = { uniqueId, created: false };
+        } else {
+          const row = await write.insert(structure.root, body, {});
+          result = { uniqueId: Number(row[object.uniqueId]), created: true };
+        }
+        return result;
+      },
+      transactionOf(options, (result) => ({ structure, uniqueId: result.uniqueId })),
+    );
   }
 
   /**
@@ -424,15 +435,14 @@ export class ResourceService {
     /** The resource a `transactionid` is recorded with. */
     describe: (value: T) => { structure: ObjectStructure; uniqueId: number },
   ): Promise<T> {
-    return this.write(user, async (write) => {
-      const value = await work(write);
-      const { structure, uniqueId } = describe(value);
-      await recordTransaction(write.db, options, structure, uniqueId);
-      return value;
-    });
+    return this.write(user, work, transactionOf(options, describe));
   }
 
-  private async write<T>(user: UserProfile, work: (write: WriteUnit) => Promise<T>): Promise<T> {
+  private async write<T>(
+    user: UserProfile,
+    work: (write: WriteUnit) => Promise<T>,
+    transactionId?: TransactionRecord<T>,
+  ): Promise<T> {
     // Read before the transaction: on the embedded engine a transaction holds the only connection.
     const domains = await this.domains.snapshot();
     const written = new Set<string>();
@@ -447,7 +457,15 @@ export class ResourceService {
           this.writeRules,
           written,
         );
+        // Claimed before anything is written: a repeated request waits here for the first and writes nothing.
+        const earlier = transactionId && (await claimTransactionId(transaction, transactionId.id));
+        if (transactionId && earlier !== undefined)
+          throw errors.duplicateTransaction(transactionId.id, earlier);
         const value = await work(unit);
+        if (transactionId) {
+          const { structure, uniqueId } = transactionId.resource(value);
+          await recordTransactionResource(transaction, transactionId.id, `${structure.name}/${uniqueId}`);
+        }
         for (const objectName of written) await this.storage.bus.notify(transaction, 'object', objectName);
         return value;
       });
@@ -484,15 +502,17 @@ export function etagMatches(ifMatch: string, rowstamp: StoredValue): boolean {
   });
 }
 
-async function recordTransaction(
-  db: Kysely<DynamicDatabase>,
+/** A `transactionid` to claim, and the resource to record with it once written. */
+interface TransactionRecord<T> {
+  id: string;
+  resource: (value: T) => { structure: ObjectStructure; uniqueId: number };
+}
+
+function transactionOf<T>(
   options: WriteOptions,
-  structure: ObjectStructure,
-  uniqueId: number,
-): Promise<void> {
-  if (options.transactionId === undefined) return;
-  const earlier = await claimTransactionId(db, options.transactionId, `${structure.name}/${uniqueId}`);
-  if (earlier !== undefined) throw errors.duplicateTransaction(options.transactionId, earlier);
+  resource: TransactionRecord<T>['resource'],
+): TransactionRecord<T> | undefined {
+  return options.transactionId === undefined ? undefined : { id: options.transactionId, resource };
 }
 
 function translateDatabaseError(error: unknown): unknown {

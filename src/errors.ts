@@ -326,6 +326,36 @@ export const errors = {
       'BMXAA9051E',
       `You are not authorized to view the management metrics that are identified by the URI path element ${element}.`,
     ),
+  // Child collections, BULK and SYNC, transaction ids and ETags (docs/compatibility.md, "Writes").
+  duplicateTransaction: (transactionId: string, resource: string) =>
+    new MaximoError(
+      409,
+      'BMXAA9524E',
+      `The transaction ID ${transactionId} already exists in the OSLC transaction table with resource ID ${resource}.`,
+      { attrName: 'transactionid', attrValue: transactionId },
+    ),
+  /** `If-Match` names another version than the stored one: the same condition as a stale `_rowstamp`. */
+  preconditionFailed: (objectName: string) =>
+    new MaximoError(
+      412,
+      'BMXAA8229W',
+      `Record ${objectName} has been updated by another user. Refresh the record and try again.`,
+      { attrName: 'If-Match', objPath: objectName.toLowerCase() },
+    ),
+  childKeyIncomplete: (attrName: string, objectName: string) =>
+    new MaximoError(
+      400,
+      'EAS0090E',
+      `The child ${objectName} cannot be matched: its key attribute ${attrName} is missing.`,
+      { attrName, objPath: objectName.toLowerCase() },
+    ),
+  childNotMatched: (keyText: string, attrName: string, objectName: string) =>
+    new MaximoError(
+      400,
+      'EAS0091E',
+      `No ${objectName} child with ${keyText} exists, so it cannot be deleted or changed.`,
+      { attrName, objPath: objectName.toLowerCase() },
+    ),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -6,6 +6,7 @@ import { openTestStorage } from '../../test/helpers/storage.js';
 import { buildApp } from '../app.js';
 import { migrateToLatest, type Storage } from '../db/database.js';
 import { apiKeys } from '../db/migrations/0007-apikeys.js';
+import { migrations } from '../db/migrations/index.js';
 import type { ApiKeyTables } from './repository.js';
 
 /** Keys as a release before 0007-apikeys stored them: the value itself, in plain text. */
@@ -40,7 +41,10 @@ before(async () => {
 after(() => storage.close());
 
 test('a database with plain-text keys is migrated: values sealed, old keys still authenticate', async () => {
-  assert.equal((await migrateToLatest(storage))[0], apiKeys.name);
+  assert.deepEqual(
+    await migrateToLatest(storage),
+    migrations.slice(migrations.indexOf(apiKeys)).map((migration) => migration.name),
+  );
   const { app } = await buildApp(
     testConfig({ EAS_MASTER_KEY: 'upgrade-test-master-key-0123456789abcdef' }),
     storage,

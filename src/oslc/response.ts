@@ -148,6 +148,31 @@ function childrenJson(record: MemberRecord, parentHref: string, options: Respons
   }
 }
 
+/**
+ * A member of a child collection read at its own address (docs/compatibility.md, "Child collections"): its
+ * attributes, the anchored `href`, its `localref`, links to its own child collections, and those selected.
+ */
+export function childMemberJson(
+  record: MemberRecord,
+  options: ResponseOptions,
+  parentObject: string,
+  localref: string,
+): Json {
+  const childJson = attributesJson(record, options);
+  childJson[options.lean ? 'href' : 'rdf:about'] = childAnchor([
+    parentObject,
+    record.node.object.name,
+    ...record.node.object.keys.map((key) => keyPart(record.values[key])),
+  ]);
+  childJson.localref = localref;
+  if (options.collectionRefs && record.node.structureNode) {
+    for (const child of record.node.structureNode.children)
+      childJson[`${child.name}_collectionref`] = `${localref}/${child.name}`;
+  }
+  childrenJson(record, localref, options, childJson);
+  return childJson;
+}
+
 export interface PageInfo {
   /** Address of this page as requested. */
   href: string;
@@ -156,10 +181,12 @@ export interface PageInfo {
   previousHref?: string;
   totalCount?: number;
   totalPages?: number;
+  /** Address of the collection when it is not the structure's own (a child collection). */
+  collectionHref?: string;
 }
 
 export function collectionJson(members: readonly Json[], page: PageInfo, options: ResponseOptions): Json {
-  const href = collectionHref(options.links, options.osName);
+  const href = page.collectionHref ?? collectionHref(options.links, options.osName);
   if (options.lean) {
     return {
       member: members,

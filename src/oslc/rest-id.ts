@@ -47,3 +47,13 @@ export function decodeRestId(restId: string, keyCount: number): Array<string | n
 export function childAnchor(parts: readonly KeyValue[]): string {
   return `http://childkey#${restBase64(keyText(parts))}`;
 }
+
+/**
+ * The parts of a child anchor (`http://childkey#...`: parent object, child object, key values), or undefined when
+ * the text is not one with that many parts.
+ */
+export function decodeChildAnchor(href: string, partCount: number): Array<string | null> | undefined {
+  const prefix = 'http://childkey#';
+  if (!href.startsWith(prefix)) return undefined;
+  return decodeRestId(`_${href.slice(prefix.length)}`, partCount);
+}

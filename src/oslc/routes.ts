@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { hasRight } from '../auth/hook.js';
 import type { Right } from '../auth/types.js';
 import { errors } from '../errors.js';
 import { collectionHref, linksFor, resourceHref, type ApiRoot, type Links } from '../http/links.js';
@@ -10,11 +11,21 @@ import { BoundedCache } from '../util/bounded-cache.js';
 import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
 import type { SelectClause, SelectItem } from './query/ast.js';
+import type { MemberRecord } from './query/execute.js';
 import { apiMetaJson } from './query/apimeta.js';
 import { pageSizeExceeded, type Filter, type QueryRequest } from './query/plan.js';
 import { collectionJson, memberJson, resourceJson, restIdOf, type ResponseOptions } from './response.js';
-import { QueryStringSchema, ResourceBody, ResourceParams, StructureParams, WriteHeaders } from './schemas.js';
-import type { PageOfMembers, ResourceService } from './service.js';
+import {
+  CollectionBody,
+  QueryStringSchema,
+  ResourceParams,
+  StructureParams,
+  WriteHeaders,
+} from './schemas.js';
+import { sendBulk, sendSync } from './bulk.js';
+import { childRoutes } from './child-routes.js';
+import { etagOf, type PageOfMembers, type ResourceService } from './service.js';
+import { writeOptionsOf } from './write-options.js';
 import { toJson } from './values.js';
 
 export interface OslcRoutesOptions {
@@ -94,17 +105,23 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       schema: {
         params: StructureParams,
         querystring: QueryStringSchema,
-        body: ResourceBody,
+        body: CollectionBody,
         headers: WriteHeaders,
       },
-      config: { access: { kind: 'objectStructure', right: 'insert' } },
+      config: { access: { kind: 'objectStructure', right: collectionPostRight } },
     },
     async (request, reply) => {
       const override = methodOverride(request);
-      if (override !== undefined) throw errors.methodNotAllowed(`POST with x-method-override ${override}`);
       const structure = request.objectStructure!;
+      if (override === 'BULK') return sendBulk(request, reply, options, structure);
+      if (override === 'SYNC' || override === 'MERGESYNC')
+        return sendSync(request, reply, options, structure);
+      if (override !== undefined) throw errors.methodNotAllowed(`POST with x-method-override ${override}`);
       const select = propertiesOfWrite(request);
-      const uniqueId = await resources.create(structure, request.body, request.user!);
+      const body = request.body;
+      if (Array.isArray(body))
+        throw errors.badRequest('An array body is a BULK request: send x-method-override: BULK.');
+      const uniqueId = await resources.create(structure, body, request.user!, writeOptionsOf(request));
       const params = readCollectionParams(request.query);
       return sendWritten(request, reply, options, structure, uniqueId, params, 201, select);
     },
@@ -120,12 +137,18 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       const structure = request.objectStructure!;
       const user = request.user!;
       if (overrideRight(request) === 'delete') {
-        await resources.remove(structure, request.params.id, user);
+        await resources.remove(structure, request.params.id, user, writeOptionsOf(request));
         return reply.code(204).send();
       }
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw errors.badRequest('The request body must be a JSON object.');
+      }
+      if (isDeleteAction(body as Record<string, unknown>)) {
+        // `{"_action": "Delete"}` with an update override deletes the resource (docs/compatibility.md, "Writes").
+        if (!hasRight(user, structure.name, 'delete')) throw errors.notAuthorized(structure.name);
+        await resources.remove(structure, request.params.id, user, writeOptionsOf(request));
+        return reply.code(204).send();
       }
       const merge = isMergePatch(request);
       const select = propertiesOfWrite(request);
@@ -136,6 +159,7 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
         user,
         {
           merge,
+          ...writeOptionsOf(request),
         },
       );
       return sendWritten(
@@ -158,10 +182,31 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       config: { access: { kind: 'objectStructure', right: 'delete' } },
     },
     async (request, reply) => {
-      await resources.remove(request.objectStructure!, request.params.id, request.user!);
+      await resources.remove(
+        request.objectStructure!,
+        request.params.id,
+        request.user!,
+        writeOptionsOf(request),
+      );
       return reply.code(204).send();
     },
   );
+
+  await childRoutes(app, options);
+}
+
+const isDeleteAction = (body: Record<string, unknown>): boolean =>
+  Object.entries(body).some(
+    ([name, value]) => name.toLowerCase() === '_action' && String(value).toLowerCase() === 'delete',
+  );
+
+/**
+ * POST on a collection creates (insert); BULK checks each element's own right (src/oslc/bulk.ts) once the body is
+ * read, so the request itself needs only read; SYNC creates or updates, and needs insert (update is checked when
+ * it updates).
+ */
+function collectionPostRight(request: FastifyRequest): Right {
+  return methodOverride(request) === 'BULK' ? 'read' : 'insert';
 }
 
 /**
@@ -175,6 +220,14 @@ export interface CollectionScope {
   osName?: string;
   /** Address of this collection without query (default: the structure's collection); page links build on it. */
   href?: string;
+  /** The `href` of the collection itself when it is not the structure's (a child collection). */
+  collectionHref?: string;
+  /** Object structure whose page-size limit and stable page sets apply (default: `structure`'s name). */
+  structureName?: string;
+  /** Selection when the request has no `oslc.select` (default: member hrefs only). */
+  defaultSelect?: SelectClause;
+  /** How a member is written (default: `memberJson`); `index` is its position in this answer. */
+  member?: (record: MemberRecord, options: ResponseOptions, index: number) => Record<string, unknown>;
 }
 
 /** What a collection request's query string alone decides. */
@@ -231,7 +284,12 @@ export async function sendCollection(
   const extraFilters = scope.extraFilters ?? [];
   const texts = queryTextsOf(request);
   const { params } = texts;
-  const plan = resources.plan(structure, params.query, params.planKey);
+  const query =
+    scope.defaultSelect !== undefined && params.query.select === undefined
+      ? { ...params.query, select: scope.defaultSelect }
+      : params.query;
+  const plan = resources.plan(structure, query, params.planKey);
+  const structureName = scope.structureName ?? structure.name;
   const responseOptions = {
     ...responseOptionsFor(request, options, params),
     ...(scope.osName !== undefined && { osName: scope.osName }),
@@ -242,7 +300,7 @@ export async function sendCollection(
     const values = await resources.distinct(plan, params.distinct, extraFilters);
     return sendJson(reply, 200, values.map(toJson));
   }
-  const limit = options.maxPageSize(structure.name);
+  const limit = options.maxPageSize(structureName);
   const pageSize = params.pageSize ?? limit;
   if (pageSize > limit) throw pageSizeExceeded(pageSize, limit);
   const window = { limit: pageSize, offset: (params.pageNumber - 1) * pageSize };
@@ -251,7 +309,7 @@ export async function sendCollection(
   let stableId: string | undefined;
   if (params.stableId !== undefined || params.stablePaging) {
     // Later pages read the set fixed by the first request; the where clause and order of this one no longer count.
-    const owner = { objectStructure: structure.name, userid: request.user?.userid ?? '' };
+    const owner = { objectStructure: structureName, userid: request.user?.userid ?? '' };
     const idleSeconds = options.idleExpiry();
     stableId = params.stableId ?? (await resources.createStableSet(plan, owner, idleSeconds, extraFilters));
     const { totalCount, ...stablePage } = await resources.stablePage({
@@ -274,9 +332,13 @@ export async function sendCollection(
   }
   const shaping = { ...responseOptions, domains: page.domains };
   const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
+  const render = scope.member;
   const json = collectionJson(
-    page.members.map((member) => memberJson(member, shaping)),
+    page.members.map((member, index) =>
+      render === undefined ? memberJson(member, shaping) : render(member, shaping, index),
+    ),
     {
+      ...(scope.collectionHref !== undefined && { collectionHref: scope.collectionHref }),
       href: `${base}${texts.visible}`,
       pageNumber: params.pageNumber,
       ...(page.hasMore && { nextHref: pageHref(base, texts, params.pageNumber + 1, stableId) }),
@@ -308,7 +370,7 @@ export function isLean(root: ApiRoot, lean: boolean | undefined): boolean {
   return lean ?? root === 'api';
 }
 
-function responseOptionsFor(
+export function responseOptionsFor(
   request: FastifyRequest,
   options: OslcRoutesOptions,
   params: CollectionParams,
@@ -325,7 +387,7 @@ function responseOptionsFor(
 }
 
 /** Everything of a resource when the client names nothing: all attributes and every child collection. */
-function fullSelect(node: StructureNode): SelectItem[] {
+export function fullSelect(node: StructureNode): SelectItem[] {
   const position = { line: 1, column: 1 };
   return [
     { kind: 'all', position },
@@ -338,7 +400,7 @@ function fullSelect(node: StructureNode): SelectItem[] {
   ];
 }
 
-async function sendResource(
+export async function sendResource(
   request: FastifyRequest,
   reply: FastifyReply,
   options: OslcRoutesOptions,
@@ -348,6 +410,20 @@ async function sendResource(
   status: number,
   select?: SelectClause,
 ): Promise<FastifyReply> {
+  const { json, member } = await resourceBody(request, options, structure, uniqueId, params, select);
+  reply.header('etag', etagOf(member.values.rowstamp));
+  return sendJson(reply, status, json);
+}
+
+/** A resource as a GET answers it (all of it, or `oslc.select`, or `select` when given), with its record. */
+export async function resourceBody(
+  request: FastifyRequest,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  uniqueId: number,
+  params: CollectionParams,
+  select?: SelectClause,
+): Promise<{ json: Record<string, unknown>; member: MemberRecord }> {
   const selectClause = select ?? params.query.select ?? { items: fullSelect(structure.root) };
   // A resource is addressed by its id: none of the collection's filters apply to it.
   const query: QueryRequest = {
@@ -369,11 +445,11 @@ async function sendResource(
   const member = page.members[0];
   if (!member) throw errors.resourceNotFound(structure.name, String(uniqueId));
   const shaping = { ...responseOptionsFor(request, options, params), domains: page.domains };
-  return sendJson(reply, status, resourceJson(memberJson(member, shaping), shaping));
+  return { json: resourceJson(memberJson(member, shaping), shaping), member };
 }
 
 /** After a create or update: `Location`, and the resource itself when a `properties` header asks for it. */
-async function sendWritten(
+export async function sendWritten(
   request: FastifyRequest,
   reply: FastifyReply,
   options: OslcRoutesOptions,
@@ -392,11 +468,13 @@ async function sendWritten(
     withCount: false,
   });
   const member = page.members[0];
-  if (member)
+  if (member) {
     reply.header(
       'location',
       resourceHref(links, (request.params as { os: string }).os.toLowerCase(), restIdOf(member)),
     );
+    reply.header('etag', etagOf(member.values.rowstamp));
+  }
   if (wanted === undefined) return status === 201 ? reply.code(201).send() : reply.code(204).send();
   return sendResource(
     request,

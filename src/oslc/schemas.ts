@@ -19,3 +19,13 @@ export const WriteHeaders = Type.Object({
   patchtype: Type.Optional(Type.String()),
   properties: Type.Optional(Type.String()),
 });
+
+/** A collection POST: one resource, or with `x-method-override: BULK` an array of elements (src/oslc/bulk.ts). */
+export const CollectionBody = Type.Union([ResourceBody, Type.Array(Type.Unknown())]);
+
+/** `/os/:os/:id/*`: a child collection or a child member below a resource (src/oslc/child-routes.ts). */
+export const ChildParams = Type.Object({
+  os: Type.String({ pattern: '^[A-Za-z0-9_]{1,30}$' }),
+  id: Type.String({ minLength: 1, maxLength: 1024 }),
+  '*': Type.String({ minLength: 1, maxLength: 1024 }),
+});

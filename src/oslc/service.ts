@@ -7,6 +7,7 @@ import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
 import { errors, MaximoError } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
+import { resolveChildPath, type ChildStep, type ChildTarget } from './child-path.js';
 import { compileStableMembers, type PageWindow } from './query/compile.js';
 import {
   CompiledPages,
@@ -34,7 +35,8 @@ import {
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 import { ColumnLimits } from './column-limits.js';
-import { decodeRestId } from './rest-id.js';
+import { decodeChildAnchor, decodeRestId } from './rest-id.js';
+import { claimTransactionId, recordTransactionResource } from './transaction-repository.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
 
@@ -103,6 +105,28 @@ export interface StablePageQuery {
   /** Seconds a set may stay unused before it expires. */
   idleSeconds: number;
   reader?: UserProfile | null;
+}
+
+/** What a write request may add to its writes: `transactionid` and `If-Match` (docs/compatibility.md, "Writes"). */
+export interface WriteOptions {
+  /** The `transactionid` header: a second request with the same id is refused and writes nothing. */
+  transactionId?: string;
+  /** The `If-Match` header: the addressed record must still carry one of these ETags (`*`: any). */
+  ifMatch?: string;
+}
+
+/** The write path of one transaction, for writes composed elsewhere (child collections, BULK, SYNC). */
+export interface ResourceWriter {
+  readonly db: Kysely<DynamicDatabase>;
+  insert(node: StructureNode, body: Record<string, unknown>, inherited: Row): Promise<Row>;
+  update(
+    node: StructureNode,
+    uniqueId: number,
+    body: Record<string, unknown>,
+    merge: boolean,
+    checkRowstamp: boolean,
+  ): Promise<void>;
+  remove(node: StructureNode, uniqueId: number): Promise<void>;
 }
 
 /** Query plans kept for reuse: a few hundred distinct queries cover the clients of one deployment. */
@@ -297,6 +321,22 @@ export class ResourceService {
     throw errors.resourceNotFound(structure.name, id);
   }
 
+  /** The child collection or child member a child address names below the resource `uniqueId` (`id` as sent). */
+  async resolveChild(
+    structure: ObjectStructure,
+    id: string,
+    uniqueId: number,
+    steps: readonly ChildStep[],
+    db: Kysely<DynamicDatabase> = this.db,
+  ): Promise<ChildTarget> {
+    return resolveChildPath(db, structure, id, uniqueId, steps);
+  }
+
+  /** An object structure by name or alias (BULK elements name their member by href). */
+  findObjectStructure(name: string): ObjectStructure | undefined {
+    return this.metadata.findObjectStructure(name);
+  }
+
   /** Plan filter that selects one member by unique id (single-resource reads reuse the collection path). */
   byUniqueId(structure: ObjectStructure, uniqueId: number): Filter {
     const object = structure.root.object;
@@ -311,11 +351,16 @@ export class ResourceService {
     structure: ObjectStructure,
     body: Record<string, unknown>,
     user: UserProfile,
+    options: WriteOptions = {},
   ): Promise<number> {
-    return this.write(user, async (write) => {
-      const row = await write.insert(structure.root, body, {});
-      return Number(row[structure.root.object.uniqueId]);
-    });
+    return this.write(
+      user,
+      async (write) => {
+        const row = await write.insert(structure.root, body, {});
+        return Number(row[structure.root.object.uniqueId]);
+      },
+      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+    );
   }
 
   async update(
@@ -323,21 +368,36 @@ export class ResourceService {
     id: string,
     body: Record<string, unknown>,
     user: UserProfile,
-    options: { merge: boolean },
+    options: { merge: boolean } & WriteOptions,
   ): Promise<number> {
-    return this.write(user, async (write) => {
-      const uniqueId = await this.resolveId(structure, id, write.db);
-      await write.update(structure.root, uniqueId, body, options.merge, true);
-      return uniqueId;
-    });
+    return this.write(
+      user,
+      async (write) => {
+        const uniqueId = await this.resolveId(structure, id, write.db);
+        await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
+        await write.update(structure.root, uniqueId, body, options.merge, true);
+        return uniqueId;
+      },
+      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+    );
   }
 
-  async remove(structure: ObjectStructure, id: string, user: UserProfile): Promise<void> {
-    await this.write(user, async (write) => {
-      const uniqueId = await this.resolveId(structure, id, write.db);
-      await write.remove(structure.root, uniqueId);
-      return uniqueId;
-    });
+  async remove(
+    structure: ObjectStructure,
+    id: string,
+    user: UserProfile,
+    options: WriteOptions = {},
+  ): Promise<void> {
+    await this.write<number>(
+      user,
+      async (write) => {
+        const uniqueId = await this.resolveId(structure, id, write.db);
+        await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
+        await write.remove(structure.root, uniqueId);
+        return uniqueId;
+      },
+      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+    );
   }
 
   /** The columns' limits, read from the catalog on the first write (the schema does not change while running). */
@@ -352,7 +412,59 @@ export class ResourceService {
     return this.limits;
   }
 
-  private async write<T>(user: UserProfile, work: (write: WriteUnit) => Promise<T>): Promise<T> {
+  /**
+   * SYNC: the record the body's key values name is updated (merged with `merge`), or created when there is none.
+   * A body without every key value creates (the service may number the missing key).
+   */
+  async sync(
+    structure: ObjectStructure,
+    body: Record<string, unknown>,
+    user: UserProfile,
+    options: { merge: boolean; mayUpdate?: boolean } & WriteOptions,
+  ): Promise<{ uniqueId: number; created: boolean }> {
+    return this.write(
+      user,
+      async (write) => {
+        const object = structure.root.object;
+        const keys = keyValuesOf(object, body, {});
+        const existing =
+          keys.missing === undefined ? await repository.findByKeys(write.db, object, keys.values) : undefined;
+        let result: { uniqueId: number; created: boolean };
+        if (existing) {
+          if (options.mayUpdate === false) throw errors.notAuthorized(structure.name);
+          const uniqueId = Number(existing[object.uniqueId]);
+          await checkIfMatch(write.db, object, uniqueId, options.ifMatch);
+          await write.update(structure.root, uniqueId, body, options.merge, true);
+          result = { uniqueId, created: false };
+        } else {
+          const row = await write.insert(structure.root, body, {});
+          result = { uniqueId: Number(row[object.uniqueId]), created: true };
+        }
+        return result;
+      },
+      transactionOf(options, (result) => ({ structure, uniqueId: result.uniqueId })),
+    );
+  }
+
+  /**
+   * Runs writes composed elsewhere (child collections, BULK elements) in one transaction of the write path, with
+   * its validation, observers and change notifications.
+   */
+  async writeWith<T>(
+    user: UserProfile,
+    options: WriteOptions,
+    work: (writer: ResourceWriter) => Promise<T>,
+    /** The resource a `transactionid` is recorded with. */
+    describe: (value: T) => { structure: ObjectStructure; uniqueId: number },
+  ): Promise<T> {
+    return this.write(user, work, transactionOf(options, describe));
+  }
+
+  private async write<T>(
+    user: UserProfile,
+    work: (write: WriteUnit) => Promise<T>,
+    transactionId?: TransactionRecord<T>,
+  ): Promise<T> {
     // Read before the transaction: on the embedded engine a transaction holds the only connection.
     const domains = await this.domains.snapshot();
     const limits = await this.columnLimits();
@@ -369,7 +481,15 @@ export class ResourceService {
           written,
           limits,
         );
+        // Claimed before anything is written: a repeated request waits here for the first and writes nothing.
+        const earlier = transactionId && (await claimTransactionId(transaction, transactionId.id));
+        if (transactionId && earlier !== undefined)
+          throw errors.duplicateTransaction(transactionId.id, earlier);
         const value = await work(unit);
+        if (transactionId) {
+          const { structure, uniqueId } = transactionId.resource(value);
+          await recordTransactionResource(transaction, transactionId.id, `${structure.name}/${uniqueId}`);
+        }
         for (const objectName of written) await this.storage.bus.notify(transaction, 'object', objectName);
         return value;
       });
@@ -389,6 +509,44 @@ function keyPartFits(limits: ColumnLimits, object: ObjectMeta, key: string, part
   return converted.ok && (typeof converted.value !== 'number' || limits.fits(object, key, converted.value));
 }
 
+/** Refuses a write whose `If-Match` names none of the record's current ETag (its rowstamp). */
+export async function checkIfMatch(
+  db: Kysely<DynamicDatabase>,
+  object: ObjectMeta,
+  uniqueId: number,
+  ifMatch: string | undefined,
+): Promise<void> {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const row = await repository.lockByUniqueId(db, object, uniqueId);
+  if (!row) throw errors.resourceNotFound(object.name, String(uniqueId));
+  if (!etagMatches(ifMatch, row.rowstamp ?? null)) throw errors.preconditionFailed(object.name);
+}
+
+/** The ETag of a record: its rowstamp, which every write renews (docs/compatibility.md, "Writes"). */
+export const etagOf = (rowstamp: StoredValue | undefined): string => `"${String(rowstamp ?? '')}"`;
+
+/** Whether an `If-Match` list (`"12", W/"13"`, unquoted values accepted) names the rowstamp's ETag. */
+export function etagMatches(ifMatch: string, rowstamp: StoredValue): boolean {
+  const wanted = String(rowstamp ?? '');
+  return ifMatch.split(',').some((part) => {
+    const tag = part.trim().replace(/^W\//, '');
+    return tag === '*' || tag.replace(/^"(.*)"$/, '$1') === wanted;
+  });
+}
+
+/** A `transactionid` to claim, and the resource to record with it once written. */
+interface TransactionRecord<T> {
+  id: string;
+  resource: (value: T) => { structure: ObjectStructure; uniqueId: number };
+}
+
+function transactionOf<T>(
+  options: WriteOptions,
+  resource: TransactionRecord<T>['resource'],
+): TransactionRecord<T> | undefined {
+  return options.transactionId === undefined ? undefined : { id: options.transactionId, resource };
+}
+
 function translateDatabaseError(error: unknown): unknown {
   if (error instanceof MaximoError) return error;
   const code = (error as { code?: unknown }).code;
@@ -403,7 +561,7 @@ function translateDatabaseError(error: unknown): unknown {
 }
 
 /** The records one request writes, in its transaction. */
-class WriteUnit {
+class WriteUnit implements ResourceWriter {
   readonly db: Kysely<DynamicDatabase>;
   private readonly now = new Date();
 
@@ -507,14 +665,23 @@ class WriteUnit {
     const inherited = joinValues(child, parent);
     const kept = new Set<number>();
     for (const entry of entries) {
-      const match = findChild(object, existing, entry, inherited);
-      const action = typeof entry._action === 'string' ? entry._action.toLowerCase() : undefined;
+      const action = childAction(entry, object);
+      const found = action === 'add' ? { match: undefined } : findChild(object, existing, entry, inherited);
+      const { match } = found;
       if (match && action === 'delete') {
         await this.remove(child, Number(match[object.uniqueId]));
       } else if (match) {
         kept.add(Number(match[object.uniqueId]));
         await this.update(child, Number(match[object.uniqueId]), entry, merge, true);
-      } else if (action !== 'delete') {
+      } else if (action === 'delete' || action === 'update') {
+        // Deleting or changing what is not there is refused, never passed over (docs/compatibility.md, "Writes").
+        if (found.missing !== undefined) throw errors.childKeyIncomplete(found.missing, object.name);
+        throw errors.childNotMatched(
+          found.keys === undefined ? `localref ${String(entry.localref)}` : describeKeys(object, found.keys),
+          object.keys.at(-1) ?? '',
+          object.name,
+        );
+      } else {
         const row = await this.insert(child, entry, inherited);
         kept.add(Number(row[object.uniqueId]));
       }
@@ -605,25 +772,101 @@ function joinPairs(child: StructureNode, parent: Row): Array<readonly [string, S
   );
 }
 
-/** The stored child a sent entry addresses: by its `localref` unique id, else by its key values. */
+/** `_action` of a child entry: Add, Update (Change), AddChange (the default), Delete; anything else is refused. */
+function childAction(
+  entry: Record<string, unknown>,
+  object: ObjectMeta,
+): 'add' | 'update' | 'addchange' | 'delete' {
+  const sent = Object.entries(entry).find(([name]) => name.toLowerCase() === '_action')?.[1];
+  if (sent === undefined || sent === null || sent === '') return 'addchange';
+  const action = typeof sent === 'string' ? sent.toLowerCase() : '';
+  if (action === 'add' || action === 'delete' || action === 'addchange') return action;
+  if (action === 'update' || action === 'change') return 'update';
+  throw errors.badRequest(
+    `The _action ${String(sent)} is not one of Add, Update, Change, AddChange and Delete.`,
+    {
+      attrName: '_action',
+      attrValue: String(sent),
+      objPath: object.name.toLowerCase(),
+    },
+  );
+}
+
+/**
+ * The key values a body names: inherited from the parent first, then sent; a key attribute that is not sent is
+ * null when it may be null (a domain value without site or organization), else `missing` names it.
+ */
+export function keyValuesOf(
+  object: ObjectMeta,
+  body: Record<string, unknown>,
+  inherited: Row,
+): { values: StoredValue[]; missing?: string } {
+  const values: StoredValue[] = [];
+  let missing: string | undefined;
+  for (const key of object.keys) {
+    if (key in inherited) {
+      values.push(inherited[key] ?? null);
+      continue;
+    }
+    const attribute = object.attributes.get(key);
+    const sent = Object.entries(body).find(([name]) => attributeName(name) === key)?.[1];
+    if (sent === undefined || sent === null || sent === '' || !attribute) {
+      if (attribute?.required) missing ??= key;
+      values.push(null);
+      continue;
+    }
+    const converted = toStored(attribute, sent);
+    if (!converted.ok) {
+      throw errors.wrongType(
+        attribute.title,
+        String(sent),
+        converted.expected,
+        key,
+        object.name.toLowerCase(),
+      );
+    }
+    values.push(converted.value);
+  }
+  return missing === undefined ? { values } : { values, missing };
+}
+
+function describeKeys(object: ObjectMeta, values: readonly StoredValue[]): string {
+  return object.keys
+    .map((key, index) => `${key}=${values[index] === null ? 'null' : String(values[index])}`)
+    .join(', ');
+}
+
+const sameKey = (stored: StoredValue | undefined, sent: StoredValue | undefined): boolean =>
+  (stored ?? null) === null || (sent ?? null) === null
+    ? (stored ?? null) === (sent ?? null)
+    : String(stored instanceof Date ? stored.toISOString() : stored) ===
+      String(sent instanceof Date ? sent.toISOString() : sent);
+
+/**
+ * The stored child a sent entry addresses: by its `localref` unique id, by its anchored `href`
+ * (`http://childkey#...`), else by its key values.
+ */
 function findChild(
   object: ObjectMeta,
   existing: readonly Row[],
   entry: Record<string, unknown>,
   inherited: Row,
-): Row | undefined {
+): { match: Row | undefined; missing?: string; keys?: StoredValue[] } {
   const localref = typeof entry.localref === 'string' ? /\/\d+-(\d+)$/.exec(entry.localref) : null;
-  if (localref) return existing.find((row) => String(row[object.uniqueId]) === localref[1]);
-  const keyValues = object.keys.map((key) => {
-    if (key in inherited) return inherited[key];
-    const sent = Object.entries(entry).find(([name]) => attributeName(name) === key)?.[1];
-    const attribute = object.attributes.get(key);
-    if (sent === undefined || !attribute) return undefined;
-    const converted = toStored(attribute, sent);
-    return converted.ok ? converted.value : undefined;
-  });
-  if (keyValues.some((value) => value === undefined)) return undefined;
-  return existing.find((row) =>
-    object.keys.every((key, index) => String(row[key] ?? '') === String(keyValues[index] ?? '')),
-  );
+  if (localref) return { match: existing.find((row) => String(row[object.uniqueId]) === localref[1]) };
+  const anchor =
+    typeof entry.href === 'string' ? decodeChildAnchor(entry.href, object.keys.length + 2) : undefined;
+  if (anchor) {
+    const keys = anchor.slice(2);
+    return {
+      match: existing.find((row) => object.keys.every((key, index) => sameKey(row[key], keys[index]))),
+      keys,
+    };
+  }
+  const { values, missing } = keyValuesOf(object, entry, inherited);
+  if (missing !== undefined) return { match: undefined, missing };
+  return {
+    match: existing.find((row) => object.keys.every((key, index) => sameKey(row[key], values[index]))),
+    keys: values,
+  };
 }

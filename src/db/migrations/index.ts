@@ -7,6 +7,7 @@ import { sessions } from './0005-sessions.js';
 import { queryIndexes } from './0006-query-indexes.js';
 import { apiKeys } from './0007-apikeys.js';
 import { hardening } from './0008-hardening.js';
+import { oslcTransactions } from './0009-oslc-transactions.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -24,6 +25,7 @@ export const migrations: readonly Migration[] = [
   queryIndexes,
   apiKeys,
   hardening,
+  oslcTransactions,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -8,6 +8,7 @@ import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
+import { actionOf, collectionAction, memberAction } from './actions.js';
 import type { SelectItem } from './query/ast.js';
 import { parseSelect } from './query/parse.js';
 import { apiMetaJson } from './query/apimeta.js';
@@ -47,7 +48,12 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       schema: { params: StructureParams, querystring: QueryStringSchema },
       config: { access: { kind: 'objectStructure', right: 'read' } },
     },
-    async (request, reply) => sendCollection(request, reply, options, request.objectStructure!),
+    async (request, reply) => {
+      const action = actionOf(request);
+      if (action !== undefined)
+        return collectionAction(request, reply, options, request.objectStructure!, action);
+      return sendCollection(request, reply, options, request.objectStructure!);
+    },
   );
 
   routes.get(
@@ -79,6 +85,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
     },
     async (request, reply) => {
       const structure = request.objectStructure!;
+      const action = actionOf(request);
+      if (action !== undefined) throw errors.unknownAction(action, structure.name);
       const params = readCollectionParams(request.query);
       const uniqueId = await resources.resolveId(structure, request.params.id);
       return sendResource(request, reply, options, structure, uniqueId, params, 200);
@@ -97,6 +105,9 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       config: { access: { kind: 'objectStructure', right: 'insert' } },
     },
     async (request, reply) => {
+      const action = actionOf(request);
+      if (action !== undefined)
+        return collectionAction(request, reply, options, request.objectStructure!, action);
       const override = request.headers['x-method-override'];
       if (override !== undefined) throw errors.methodNotAllowed(`POST with x-method-override ${override}`);
       const structure = request.objectStructure!;
@@ -115,6 +126,9 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
     async (request, reply) => {
       const structure = request.objectStructure!;
       const user = request.user!;
+      const action = actionOf(request);
+      if (action !== undefined)
+        return memberAction(request, reply, options, structure, request.params.id, action);
       if (overrideRight(request) === 'delete') {
         await resources.remove(structure, request.params.id, user);
         return reply.code(204).send();
@@ -152,6 +166,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       config: { access: { kind: 'objectStructure', right: 'delete' } },
     },
     async (request, reply) => {
+      const action = actionOf(request);
+      if (action !== undefined) throw errors.unknownAction(action, request.objectStructure!.name);
       await resources.remove(request.objectStructure!, request.params.id, request.user!);
       return reply.code(204).send();
     },
@@ -289,6 +305,8 @@ export async function sendCollection(
 /** POST on a member is an update (`x-method-override: PATCH`) or a delete (`x-method-override: DELETE`). */
 function overrideRight(request: FastifyRequest): Right {
   const override = String(request.headers['x-method-override'] ?? '').toUpperCase();
+  // An action (`?action=wsmethod:changeStatus`) changes the record, with or without the PATCH override.
+  if (override === '' && actionOf(request) !== undefined) return 'update';
   if (override === 'PATCH' || override === 'MERGE') return 'update';
   if (override === 'DELETE') return 'delete';
   throw errors.methodNotAllowed(
@@ -369,7 +387,7 @@ async function sendResource(
 }
 
 /** After a create or update: `Location`, and the resource itself when a `properties` header asks for it. */
-async function sendWritten(
+export async function sendWritten(
   request: FastifyRequest,
   reply: FastifyReply,
   options: OslcRoutesOptions,

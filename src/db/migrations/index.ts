@@ -6,6 +6,7 @@ import { properties } from './0004-properties.js';
 import { sessions } from './0005-sessions.js';
 import { queryIndexes } from './0006-query-indexes.js';
 import { apiKeys } from './0007-apikeys.js';
+import { resourceModel } from './0008-resource-model.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -22,6 +23,7 @@ export const migrations: readonly Migration[] = [
   sessions,
   queryIndexes,
   apiKeys,
+  resourceModel,
 ];
 
 export const migrationProvider: MigrationProvider = {

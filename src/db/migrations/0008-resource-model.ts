@@ -1,0 +1,103 @@
+import type { Migration } from './index.js';
+
+/**
+ * The resource model's breadth (docs/compatibility.md, "Autokeys", "Actions", "Object structures"):
+ * - `autokey`: the numbers the service issues for key attributes a client leaves out (`wonum`, `assetnum`, ...),
+ *   one row per autokey name and scope (system, organization, or organization and site), `seed` being the next
+ *   number. Shared by every process; a create takes the row's lock for the rest of its transaction, so two
+ *   processes never issue the same number.
+ * - the work order's planning attributes, tasks (`parent`, `istask`, `taskid`) and long description;
+ * - the status history of work orders and assets (`wostatus`, `assetstatus`), one row per status change;
+ * - asset specifications and meters (children of MXAPIASSET).
+ */
+export const resourceModel: Migration = {
+  name: '0008-resource-model',
+  statements: [
+    `create table autokey (
+       autokeyid integer generated always as identity primary key,
+       autokeyname varchar(40) not null,
+       orgid varchar(8) references organization(orgid),
+       siteid varchar(8) references site(siteid),
+       setid varchar(8),
+       prefix varchar(20),
+       seed bigint not null check (seed >= 0),
+       langcode varchar(4))`,
+    `create unique index autokey_scope on autokey(autokeyname, coalesce(orgid, ''), coalesce(siteid, ''), coalesce(setid, ''))`,
+    `insert into autokey (autokeyname, seed) values ('WORKORDERNUM', 1000), ('ASSETNUM', 1000)`,
+
+    `alter table workorder
+       add column woclass varchar(16) not null default 'WORKORDER',
+       add column historyflag boolean not null default false,
+       add column parent varchar(25),
+       add column istask boolean not null default false,
+       add column taskid integer,
+       add column schedstart timestamptz,
+       add column schedfinish timestamptz,
+       add column actstart timestamptz,
+       add column actfinish timestamptz,
+       add column description_longdescription text,
+       add foreign key (parent, siteid) references workorder(wonum, siteid)`,
+    `create index workorder_parent on workorder(siteid, parent)`,
+
+    `create table wostatus (
+       wostatusid integer generated always as identity primary key,
+       wonum varchar(25) not null,
+       siteid varchar(8) not null,
+       orgid varchar(8) not null,
+       status varchar(16) not null,
+       changedate timestamptz not null,
+       changeby varchar(30) not null,
+       memo varchar(254),
+       rowstamp bigint not null,
+       foreign key (wonum, siteid) references workorder(wonum, siteid) on delete cascade)`,
+    `create index wostatus_wonum on wostatus(siteid, wonum)`,
+    `create table assetstatus (
+       assetstatusid integer generated always as identity primary key,
+       assetnum varchar(25) not null,
+       siteid varchar(8) not null,
+       orgid varchar(8) not null,
+       status varchar(20) not null,
+       changedate timestamptz not null,
+       changeby varchar(30) not null,
+       memo varchar(254),
+       rowstamp bigint not null,
+       foreign key (assetnum, siteid) references asset(assetnum, siteid) on delete cascade)`,
+    `create index assetstatus_assetnum on assetstatus(siteid, assetnum)`,
+
+    `create table assetspec (
+       assetspecid integer generated always as identity unique,
+       assetnum varchar(25) not null,
+       siteid varchar(8) not null,
+       orgid varchar(8),
+       assetattrid varchar(20) not null,
+       alnvalue varchar(254),
+       numvalue numeric(15, 4),
+       measureunitid varchar(16),
+       changedate timestamptz,
+       changeby varchar(30),
+       rowstamp bigint not null,
+       primary key (assetnum, siteid, assetattrid),
+       foreign key (assetnum, siteid) references asset(assetnum, siteid))`,
+    `create table assetmeter (
+       assetmeterid integer generated always as identity unique,
+       assetnum varchar(25) not null,
+       siteid varchar(8) not null,
+       orgid varchar(8),
+       metername varchar(10) not null,
+       linearassetid integer not null default 0,
+       active boolean not null default true,
+       lastreading varchar(18),
+       lastreadingdate timestamptz,
+       measureunitid varchar(16),
+       changedate timestamptz,
+       changeby varchar(30),
+       rowstamp bigint not null,
+       primary key (assetnum, siteid, metername, linearassetid),
+       foreign key (assetnum, siteid) references asset(assetnum, siteid))`,
+
+    ...['wostatus', 'assetstatus', 'assetspec', 'assetmeter'].map(
+      (table) =>
+        `create trigger ${table}_rowstamp before insert or update on ${table} for each row execute function set_rowstamp()`,
+    ),
+  ],
+};

@@ -56,7 +56,9 @@ export async function memberAction(
   id: string,
   action: string,
 ): Promise<FastifyReply> {
-  if (!CHANGE_STATUS.test(action) || request.method !== 'POST') {
+  // A method is invoked by POST, with the PATCH override or none; with any other override the request is not one.
+  const override = String(request.headers['x-method-override'] ?? '').toUpperCase();
+  if (!CHANGE_STATUS.test(action) || !['', 'PATCH', 'MERGE'].includes(override)) {
     throw errors.unknownAction(action, structure.name);
   }
   const change = readStatusChange(structure, objectBody(request.body, false));

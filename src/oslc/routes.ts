@@ -9,6 +9,7 @@ import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
 import { actionOf, collectionAction, memberAction } from './actions.js';
+import { groupsJson } from './group-by.js';
 import type { SelectItem } from './query/ast.js';
 import { parseSelect } from './query/parse.js';
 import { apiMetaJson } from './query/apimeta.js';
@@ -246,6 +247,12 @@ export async function sendCollection(
     ...responseOptionsFor(request, options, params),
     ...(scope.osName !== undefined && { osName: scope.osName }),
   };
+  if (plan.groupBy) {
+    const groups = await resources.groups(plan, extraFilters);
+    const base = scope.href ?? collectionHref(responseOptions.links, responseOptions.osName);
+    const query = request.query as Readonly<Record<string, string>>;
+    return sendJson(reply, 200, groupsJson(groups, plan.groupBy, base, query));
+  }
   if (params.countOnly)
     return sendJson(reply, 200, { totalCount: await resources.count(plan, extraFilters) });
   if (params.distinct !== undefined) {

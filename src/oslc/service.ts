@@ -12,8 +12,10 @@ import {
   CompiledPages,
   executeCount,
   executeDistinct,
+  executeGroupBy,
   executePage,
   executeStablePage,
+  type GroupRecord,
   type MemberRecord,
 } from './query/execute.js';
 import {
@@ -179,6 +181,15 @@ export class ResourceService {
       : [await reading, undefined, await this.domains.snapshot()];
     const members = this.present(page.members, query.reader ?? null);
     return { ...page, members, ...(totalCount !== undefined && { totalCount }), domains };
+  }
+
+  /** The groups of a plan with `gbcols` (docs/compatibility.md, "Group-by"). */
+  async groups(plan: QueryPlan, extraFilters: readonly Filter[] = []): Promise<GroupRecord[]> {
+    if (!plan.groupBy) return [];
+    return executeGroupBy(this.db, plan.structure.root.object, plan.groupBy, [
+      ...planFilters(plan),
+      ...extraFilters,
+    ]);
   }
 
   async count(plan: QueryPlan, extraFilters: readonly Filter[] = []): Promise<number> {

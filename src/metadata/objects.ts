@@ -597,6 +597,7 @@ export const workorder: ObjectDef = {
       type: 'UPPER',
       title: 'Status',
       length: 16,
+      required: true,
       domainId: 'WOSTATUS',
       defaultValue: 'WAPPR',
       lookup: { kind: 'domain', transitions: woStatusTransitions },

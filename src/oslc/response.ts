@@ -156,6 +156,8 @@ export interface PageInfo {
   previousHref?: string;
   totalCount?: number;
   totalPages?: number;
+  /** `addschema=1`: the schema of what the query selects. */
+  schema?: Json;
 }
 
 export function collectionJson(members: readonly Json[], page: PageInfo, options: ResponseOptions): Json {
@@ -170,6 +172,7 @@ export function collectionJson(members: readonly Json[], page: PageInfo, options
         ...(page.totalCount !== undefined && { totalCount: page.totalCount, totalPages: page.totalPages }),
         href: page.href,
         pagenum: page.pageNumber,
+        ...(page.schema !== undefined && { schema: page.schema }),
       },
     };
   }
@@ -184,6 +187,7 @@ export function collectionJson(members: readonly Json[], page: PageInfo, options
       }),
       pagenum: page.pageNumber,
       'rdf:about': page.href,
+      ...(page.schema !== undefined && { schema: page.schema }),
     },
     'rdfs:member': members,
     'rdf:about': href,

@@ -10,6 +10,8 @@ import { BoundedCache } from '../util/bounded-cache.js';
 import { parsed, readCollectionParams, type CollectionParams } from './collection-params.js';
 import { actionOf, collectionAction, memberAction } from './actions.js';
 import { groupsJson } from './group-by.js';
+import { selectedSchema } from './json-schema.js';
+import { schemaRoutes } from './schema-routes.js';
 import type { SelectItem } from './query/ast.js';
 import { parseSelect } from './query/parse.js';
 import { apiMetaJson } from './query/apimeta.js';
@@ -173,6 +175,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       return reply.code(204).send();
     },
   );
+
+  schemaRoutes(app, options);
 }
 
 /**
@@ -209,7 +213,8 @@ function queryTextsOf(request: FastifyRequest): QueryTexts {
   return textsByQuery.getOrCompute(text, () => {
     const query = request.query as Readonly<Record<string, string>>;
     const visible = Object.entries(query).filter(([name]) => !SECRET_PARAMETERS.has(name.toLowerCase()));
-    const rest = visible.filter(([name]) => name !== 'pageno' && name !== 'stableId');
+    // `addschema` is not repeated in page links: the schema comes with the first page (docs/compatibility.md).
+    const rest = visible.filter(([name]) => name !== 'pageno' && name !== 'stableId' && name !== 'addschema');
     return {
       params: readCollectionParams(query),
       visible: visible.length === 0 ? '' : `?${new URLSearchParams(visible).toString()}`,
@@ -302,6 +307,9 @@ export async function sendCollection(
       ...(page.totalCount !== undefined && {
         totalCount: page.totalCount,
         totalPages: Math.ceil(page.totalCount / pageSize),
+      }),
+      ...(readFlag((request.query as Record<string, string>).addschema) === true && {
+        schema: selectedSchema(structure, plan.root, [], options.root, shaping.osName),
       }),
     },
     shaping,

@@ -131,8 +131,10 @@ describe('actions', () => {
       .selectFrom('assetstatus')
       .select(['status', 'memo'])
       .where('assetnum', '=', asset.assetnum)
+      .orderBy('assetstatusid')
       .execute();
-    assert.deepEqual(rows, [{ status: 'DECOMMISSIONED', memo: 'scrapped' }]);
+    assert.deepEqual(rows.at(-1), { status: 'DECOMMISSIONED', memo: 'scrapped' });
+    assert.equal(rows.length, 2, 'the demo status and the change');
     assert.equal(json(await changeStatus(url, { status: 'OPERATING' })).Error?.reasonCode, 'EAS0111E');
   });
 

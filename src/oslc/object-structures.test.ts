@@ -121,6 +121,23 @@ describe('object structures', () => {
     const body = json(created);
     assert.equal(body.description_longdescription, 'Drain the tank.\nReplace both seals.');
     assert.equal(body.schedstart, '2025-06-01T06:00:00+00:00');
+    // A task added by MERGE is a task too.
+    const merged = await t.app.inject({
+      method: 'POST',
+      url: String(created.headers.location),
+      headers: {
+        ...admin,
+        'x-method-override': 'PATCH',
+        patchtype: 'MERGE',
+        properties: 'woactivity{istask,woclass,parent}',
+      },
+      payload: { woactivity: [{ description: 'Drain' }] },
+    });
+    assert.equal(merged.statusCode, 200, merged.body);
+    assert.deepEqual(
+      (json(merged).woactivity as Member[]).map((task) => [task.istask, task.woclass, task.parent]),
+      [[true, 'ACTIVITY', body.wonum]],
+    );
     const filtered = members(
       await get(
         `/maximo/api/os/mxapiwo?oslc.where=${q('schedstart>="2025-06-01T00:00:00Z" and actstart="*" and actfinish!="*"')}&oslc.select=wonum&oslc.orderBy=-schedfinish`,

@@ -554,7 +554,7 @@ class WriteUnit {
   ): Promise<void> {
     const object = child.object;
     const existing = await repository.findAll(this.db, object.table, joinPairs(child, parent));
-    const inherited = joinValues(child, parent);
+    const inherited = { ...joinValues(child, parent), ...child.values };
     const kept = new Set<number>();
     for (const entry of entries) {
       const match = findChild(object, existing, entry, inherited);

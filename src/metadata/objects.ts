@@ -658,7 +658,7 @@ export const workorder: ObjectDef = {
       name: 'reportdate',
       type: 'DATETIME',
       title: 'Reported Date',
-      defaultValue: () => new Date().toISOString(),
+      defaultValue: () => new Date(),
     },
     { name: 'targstartdate', type: 'DATETIME', title: 'Target Start' },
     { name: 'targcompdate', type: 'DATETIME', title: 'Target Finish' },

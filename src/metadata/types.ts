@@ -33,7 +33,7 @@ export interface AttributeDef {
   /** The value must name an existing row of another object (a TABLE domain). */
   references?: ReferenceCheck;
   /** Value used on insert when the client sends none. */
-  defaultValue?: string | number | boolean | (() => string | number | boolean);
+  defaultValue?: string | number | boolean | (() => string | number | boolean | Date);
   /** Value list of `getlist~<attr>` (docs/lookups.md); an attribute with a `domainId` lists its domain without one. */
   lookup?: LookupDef;
   /**

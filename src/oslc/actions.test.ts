@@ -196,7 +196,7 @@ describe('actions', () => {
     assert.equal(template.status, 'WAPPR');
     assert.equal(template.woclass, 'WORKORDER');
     assert.equal(template.istask, false);
-    assert.equal(typeof template.reportdate, 'string');
+    assert.match(String(template.reportdate), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
     assert.equal(template.wonum, undefined, 'no number is issued for a record not created');
 
     const posted = await t.app.inject({

@@ -356,6 +356,21 @@ export const errors = {
       `No ${objectName} child with ${keyText} exists, so it cannot be deleted or changed.`,
       { attrName, objPath: objectName.toLowerCase() },
     ),
+  unknownAction: (action: string, objectStructure: string) =>
+    new MaximoError(400, 'EAS0110E', `The action ${action} is not served on ${objectStructure}.`, {
+      attrName: 'action',
+      attrValue: action,
+    }),
+  statusTransitionRefused: (from: string, to: string, objPath: string) =>
+    new MaximoError(400, 'EAS0111E', `The status cannot change from ${from} to ${to}.`, {
+      attrName: 'status',
+      attrValue: to,
+      objPath,
+    }),
+  groupByNotServed: (parameter: string) =>
+    new MaximoError(400, 'EAS0112E', `The group-by parameter ${parameter} is not served.`, {
+      attrName: parameter,
+    }),
 } as const;
 
 export interface ErrorBodyOptions {

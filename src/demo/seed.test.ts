@@ -116,17 +116,25 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
         assets: 0,
         items: 100,
         workOrders: 100,
+        tasks: 10,
+        statusHistory: 110 + summary.assets,
+        assetMeters: 20,
+        assetSpecs: 40,
         persons: 2,
         users: 2,
         groups: 2,
         groupMembers: 2,
-        groupRights: 10,
+        groupRights: 12,
       },
     );
     assert.equal(await scalar(`select count(*)::int as n from asset`), summary.assets);
     assert.equal(await scalar(`select count(*)::int as n from locations`), 50);
     assert.equal(await scalar(`select count(*)::int as n from item`), 100);
-    assert.equal(await scalar(`select count(*)::int as n from workorder`), 100);
+    assert.equal(await scalar(`select count(*)::int as n from workorder`), 110);
+    assert.equal(
+      await scalar(`select count(*)::int as n from workorder where istask and parent is not null`),
+      10,
+    );
   });
 
   it('uses only internal values of the synonym domains', async () => {
@@ -205,15 +213,19 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
       .orderBy('groupname')
       .orderBy('objectstructure')
       .execute();
-    assert.equal(rights.filter((right) => right.groupname === 'MAINT').length, 6);
-    assert.equal(rights.filter((right) => right.groupname === 'VIEWER').length, 4);
+    assert.equal(rights.filter((right) => right.groupname === 'MAINT').length, 7);
+    assert.equal(rights.filter((right) => right.groupname === 'VIEWER').length, 5);
     assert.ok(rights.every((right) => right.canread));
     assert.ok(
       rights
         .filter((right) => right.groupname === 'VIEWER')
         .every((right) => !right.caninsert && !right.canupdate && !right.candelete),
     );
-    assert.ok(!rights.some((right) => ['MXAPIPERUSER', 'MXAPIGROUP'].includes(right.objectstructure)));
+    assert.ok(
+      !rights.some((right) =>
+        ['MXAPIPERUSER', 'MXAPIGROUP', 'MASPERUSER', 'MXAPIPERSON'].includes(right.objectstructure),
+      ),
+    );
     const members = await storage.db
       .selectFrom('groupuser')
       .select(['groupname', 'userid'])

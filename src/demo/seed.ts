@@ -9,6 +9,12 @@ export interface DemoSummary {
   assets: number;
   items: number;
   workOrders: number;
+  /** Tasks of work orders (work-order rows with a parent), beside `workOrders`. */
+  tasks: number;
+  /** Status-history rows of work orders and assets. */
+  statusHistory: number;
+  assetMeters: number;
+  assetSpecs: number;
   persons: number;
   users: number;
   groups: number;
@@ -658,6 +664,7 @@ const demoGroups: ReadonlyArray<{
       ['MXAPIASSET', ALL_RIGHTS],
       ['MXAPIOPERLOC', ALL_RIGHTS],
       ['MXAPIWODETAIL', ALL_RIGHTS],
+      ['MXAPIWO', ALL_RIGHTS],
       ['MXAPIITEM', READ_ONLY],
       ['MXAPIDOMAIN', READ_ONLY],
       ['MXAPISYNONYMDOMAIN', READ_ONLY],
@@ -672,6 +679,7 @@ const demoGroups: ReadonlyArray<{
       ['MXAPIOPERLOC', READ_ONLY],
       ['MXAPIITEM', READ_ONLY],
       ['MXAPIWODETAIL', READ_ONLY],
+      ['MXAPIWO', READ_ONLY],
     ],
   },
 ];
@@ -720,6 +728,10 @@ const emptySummary: DemoSummary = {
   assets: 0,
   items: 0,
   workOrders: 0,
+  tasks: 0,
+  statusHistory: 0,
+  assetMeters: 0,
+  assetSpecs: 0,
   persons: 0,
   users: 0,
   groups: 0,
@@ -937,6 +949,83 @@ function buildWorkOrders(
   return rows;
 }
 
+/** Preventive-maintenance work orders that get tasks, numbered `<wonum>-10`, `-20` as the deployed demo data is. */
+const WORK_ORDERS_WITH_TASKS = 5;
+const TASK_STEPS = ['Isolate and lock out', 'Inspect and service'] as const;
+const ASSETS_WITH_METERS = 20;
+
+function buildTasks(workOrders: readonly Row[]): Row[] {
+  return workOrders
+    .filter((row) => row.worktype === 'PM')
+    .slice(0, WORK_ORDERS_WITH_TASKS)
+    .flatMap((parent) =>
+      TASK_STEPS.map((step, index) => {
+        const taskid = (index + 1) * 10;
+        return {
+          ...parent,
+          wonum: `${String(parent.wonum)}-${taskid}`,
+          description: `${step} - ${String(parent.description)}`.slice(0, 100),
+          parent: parent.wonum,
+          istask: true,
+          woclass: 'ACTIVITY',
+          taskid,
+        };
+      }),
+    );
+}
+
+/** One history row per record: the status it has, since its status date. */
+function statusHistory(rows: readonly Row[], key: 'wonum' | 'assetnum'): Row[] {
+  return rows.map((row) => ({
+    [key]: row[key],
+    siteid: row.siteid,
+    orgid: row.orgid,
+    status: row.status,
+    changedate: row.statusdate,
+    changeby: CHANGEBY,
+  }));
+}
+
+function buildMeters(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
+  return assets.map((asset) => ({
+    assetnum: asset.assetnum,
+    siteid: asset.siteid,
+    orgid: asset.orgid,
+    metername: 'RUNHOURS',
+    linearassetid: 0,
+    active: true,
+    lastreading: String(dice.int(100, 40_000)),
+    lastreadingdate: new Date(ANCHOR - dice.int(0, 30) * DAY),
+    measureunitid: 'HOURS',
+    changedate: now,
+    changeby: CHANGEBY,
+  }));
+}
+
+function buildSpecs(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
+  return assets.flatMap((asset) => [
+    {
+      assetnum: asset.assetnum,
+      siteid: asset.siteid,
+      orgid: asset.orgid,
+      assetattrid: 'RATEDPOWER',
+      numvalue: dice.pick([0.75, 1.5, 5.5, 11, 22, 45]),
+      measureunitid: 'KW',
+      changedate: now,
+      changeby: CHANGEBY,
+    },
+    {
+      assetnum: asset.assetnum,
+      siteid: asset.siteid,
+      orgid: asset.orgid,
+      assetattrid: 'ENCLOSURE',
+      alnvalue: dice.pick(['IP55', 'IP65', 'IP66']),
+      changedate: now,
+      changeby: CHANGEBY,
+    },
+  ]);
+}
+
 /**
  * Loads the EAGLENA demonstration organization: two sites, a location hierarchy, assets, items, work orders, two
  * users and their security groups. Runs once: if EAGLENA exists nothing is written and the counts are zero.
@@ -993,10 +1082,16 @@ export async function seedDemoData(db: Kysely<Database>, options: SeedOptions): 
     summary.assets = (await insert('asset', parents)) + (await insert('asset', children));
 
     summary.items = await insert('item', buildItems(dice, now));
-    summary.workOrders = await insert(
-      'workorder',
-      buildWorkOrders(dice, now, locations, [...parents, ...children], areaKinds),
-    );
+    const workOrders = buildWorkOrders(dice, now, locations, [...parents, ...children], areaKinds);
+    summary.workOrders = await insert('workorder', workOrders);
+    const tasks = buildTasks(workOrders);
+    summary.tasks = await insert('workorder', tasks);
+    summary.statusHistory =
+      (await insert('wostatus', statusHistory([...workOrders, ...tasks], 'wonum'))) +
+      (await insert('assetstatus', statusHistory([...parents, ...children], 'assetnum')));
+    const metered = parents.slice(0, ASSETS_WITH_METERS);
+    summary.assetMeters = await insert('assetmeter', buildMeters(dice, now, metered));
+    summary.assetSpecs = await insert('assetspec', buildSpecs(dice, now, metered));
 
     await trx
       .insertInto('person')

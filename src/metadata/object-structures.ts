@@ -1,4 +1,15 @@
-import type { ObjectStructureDef } from './types.js';
+import type { ChildDef, ObjectStructureDef } from './types.js';
+
+/** Tasks of a work order: work-order rows whose `parent` is it, marked as tasks of class ACTIVITY. */
+const woactivity: ChildDef = {
+  name: 'woactivity',
+  object: 'WORKORDER',
+  on: [
+    ['wonum', 'parent'],
+    ['siteid', 'siteid'],
+  ],
+  values: { istask: true, woclass: 'ACTIVITY' },
+};
 
 /** The object structures the service offers; each is served on /oslc/os/<name> and /api/os/<name>. */
 export const baseObjectStructures: readonly ObjectStructureDef[] = [
@@ -7,6 +18,24 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXASSET'],
     description: 'Assets',
     root: 'ASSET',
+    children: [
+      {
+        name: 'assetmeter',
+        object: 'ASSETMETER',
+        on: [
+          ['assetnum', 'assetnum'],
+          ['siteid', 'siteid'],
+        ],
+      },
+      {
+        name: 'assetspec',
+        object: 'ASSETSPEC',
+        on: [
+          ['assetnum', 'assetnum'],
+          ['siteid', 'siteid'],
+        ],
+      },
+    ],
     savedQueries: [
       { name: 'OPERATING_ASSETS', title: 'Operating assets', where: 'status="OPERATING"' },
       { name: 'BEDFORD_ASSETS', title: 'Assets of the Bedford site', where: 'siteid="BEDFORD"' },
@@ -19,6 +48,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXWO', 'MXWODETAIL'],
     description: 'Work orders',
     root: 'WORKORDER',
+    children: [woactivity],
     savedQueries: [
       {
         name: 'OPEN_WORK',
@@ -64,4 +94,21 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
   },
   // Administrators' view of API keys (maximo-notes §4.2); writes follow the rules of src/apikeys.
   { name: 'MXAPIAPIKEY', description: 'API keys', root: 'APIKEYTOKEN' },
+  // The person-and-user structure of the platform's tooling: `maxuser` is one object, not an array (docs/compatibility.md).
+  {
+    name: 'MASPERUSER',
+    description: 'People and their user accounts (platform tooling)',
+    root: 'PERSON',
+    children: [
+      {
+        name: 'maxuser',
+        object: 'MAXUSER',
+        on: [['personid', 'personid']],
+        children: [{ name: 'groupuser', object: 'GROUPUSER', on: [['userid', 'userid']] }],
+      },
+    ],
+  },
+  // Work orders as the deployed systems serve them beside MXAPIWODETAIL.
+  { name: 'MXAPIWO', description: 'Work orders', root: 'WORKORDER', children: [woactivity] },
+  { name: 'MXAPIPERSON', aliases: ['MXPERSON'], description: 'People', root: 'PERSON' },
 ];

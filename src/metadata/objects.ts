@@ -89,7 +89,11 @@ export const person: ObjectDef = {
     },
     ...changeTracking,
   ],
-  relations: [{ name: 'maxuser', object: 'MAXUSER', on: [['personid', 'personid']], many: false }],
+  relations: [
+    { name: 'maxuser', object: 'MAXUSER', on: [['personid', 'personid']], many: false },
+    // MASPERUSER's name for the same relation (`oslc.where=user.userid="U"`).
+    { name: 'user', object: 'MAXUSER', on: [['personid', 'personid']], many: false },
+  ],
 };
 
 export const maxuser: ObjectDef = {
@@ -309,7 +313,15 @@ export const locations: ObjectDef = {
   orgAttribute: 'orgid',
   attributes: [
     { name: 'locationsid', type: 'BIGINT', title: 'Location ID', generated: true },
-    { name: 'location', type: 'UPPER', title: 'Location', length: 12, required: true, insertOnly: true },
+    {
+      name: 'location',
+      type: 'UPPER',
+      title: 'Location',
+      length: 12,
+      required: true,
+      insertOnly: true,
+      autokey: 'LOCATIONNUM',
+    },
     ...siteAndOrg,
     { name: 'description', type: 'ALN', title: 'Description', length: 100 },
     {
@@ -417,6 +429,22 @@ export const item: ObjectDef = {
 };
 
 /**
+ * Work-order status changes by internal value (`wsmethod:changeStatus`, the `status` lookup): once in progress a
+ * work order is not cancelled or sent back for approval, and closed or cancelled work orders stay so.
+ */
+const woStatusTransitions: Readonly<Record<string, readonly string[]>> = {
+  WAPPR: ['APPR', 'WSCH', 'WMATL', 'WPCOND', 'INPRG', 'COMP', 'CAN'],
+  APPR: ['WAPPR', 'WSCH', 'WMATL', 'WPCOND', 'INPRG', 'COMP', 'CLOSE', 'CAN'],
+  WSCH: ['WAPPR', 'APPR', 'WMATL', 'WPCOND', 'INPRG', 'COMP', 'CLOSE', 'CAN'],
+  WMATL: ['WAPPR', 'APPR', 'WSCH', 'WPCOND', 'INPRG', 'COMP', 'CLOSE', 'CAN'],
+  WPCOND: ['WAPPR', 'APPR', 'WSCH', 'WMATL', 'INPRG', 'COMP', 'CLOSE', 'CAN'],
+  INPRG: ['WSCH', 'WMATL', 'WPCOND', 'COMP', 'CLOSE'],
+  COMP: ['CLOSE'],
+  CLOSE: [],
+  CAN: [],
+};
+
+/**
  * Asset status changes by internal value: a decommissioned asset stays decommissioned. Listed by the `status`
  * lookup; synonyms of the current internal value are other statuses too (OPERATING → ACTIVE).
  */
@@ -435,7 +463,15 @@ export const asset: ObjectDef = {
   orgAttribute: 'orgid',
   attributes: [
     { name: 'assetuid', type: 'BIGINT', title: 'Asset ID', generated: true },
-    { name: 'assetnum', type: 'UPPER', title: 'Asset', length: 25, required: true, insertOnly: true },
+    {
+      name: 'assetnum',
+      type: 'UPPER',
+      title: 'Asset',
+      length: 25,
+      required: true,
+      insertOnly: true,
+      autokey: 'ASSETNUM',
+    },
     ...siteAndOrg,
     { name: 'description', type: 'ALN', title: 'Description', length: 100 },
     {
@@ -503,6 +539,7 @@ export const asset: ObjectDef = {
     { name: 'isrunning', type: 'YORN', title: 'Up', defaultValue: true },
     ...changeTracking,
   ],
+  statusHistory: 'ASSETSTATUS',
   relations: [
     {
       name: 'location',
@@ -544,7 +581,15 @@ export const workorder: ObjectDef = {
   orgAttribute: 'orgid',
   attributes: [
     { name: 'workorderid', type: 'BIGINT', title: 'Work Order ID', generated: true },
-    { name: 'wonum', type: 'UPPER', title: 'Work Order', length: 25, required: true, insertOnly: true },
+    {
+      name: 'wonum',
+      type: 'UPPER',
+      title: 'Work Order',
+      length: 25,
+      required: true,
+      insertOnly: true,
+      autokey: 'WORKORDERNUM',
+    },
     ...siteAndOrg,
     { name: 'description', type: 'ALN', title: 'Description', length: 100 },
     {
@@ -552,8 +597,10 @@ export const workorder: ObjectDef = {
       type: 'UPPER',
       title: 'Status',
       length: 16,
+      required: true,
       domainId: 'WOSTATUS',
       defaultValue: 'WAPPR',
+      lookup: { kind: 'domain', transitions: woStatusTransitions },
     },
     { name: 'statusdate', type: 'DATETIME', title: 'Status Date', generated: true },
     { name: 'worktype', type: 'UPPER', title: 'Work Type', length: 5, domainId: 'WORKTYPE' },
@@ -606,12 +653,41 @@ export const workorder: ObjectDef = {
       length: 30,
       lookup: { kind: 'table', structure: 'MXAPIPERUSER', where: 'status="ACTIVE"' },
     },
-    { name: 'reportdate', type: 'DATETIME', title: 'Reported Date' },
+    // Filled with the moment of the create when not sent, as the deployed systems do.
+    {
+      name: 'reportdate',
+      type: 'DATETIME',
+      title: 'Reported Date',
+      defaultValue: () => new Date(),
+    },
     { name: 'targstartdate', type: 'DATETIME', title: 'Target Start' },
     { name: 'targcompdate', type: 'DATETIME', title: 'Target Finish' },
     { name: 'estdur', type: 'DECIMAL', title: 'Duration' },
     ...changeTracking,
+    { name: 'woclass', type: 'UPPER', title: 'Class', length: 16, required: true, defaultValue: 'WORKORDER' },
+    { name: 'historyflag', type: 'YORN', title: 'History', defaultValue: false },
+    {
+      name: 'parent',
+      type: 'UPPER',
+      title: 'Parent WO',
+      length: 25,
+      references: {
+        object: 'WORKORDER',
+        on: [
+          ['parent', 'wonum'],
+          ['siteid', 'siteid'],
+        ],
+      },
+    },
+    { name: 'istask', type: 'YORN', title: 'Is Task', required: true, defaultValue: false },
+    { name: 'taskid', type: 'INTEGER', title: 'Task' },
+    { name: 'schedstart', type: 'DATETIME', title: 'Scheduled Start' },
+    { name: 'schedfinish', type: 'DATETIME', title: 'Scheduled Finish' },
+    { name: 'actstart', type: 'DATETIME', title: 'Actual Start' },
+    { name: 'actfinish', type: 'DATETIME', title: 'Actual Finish' },
+    { name: 'description_longdescription', type: 'ALN', title: 'Long Description', length: 32000 },
   ],
+  statusHistory: 'WOSTATUS',
   relations: [
     {
       name: 'asset',
@@ -632,6 +708,15 @@ export const workorder: ObjectDef = {
       many: false,
     },
     { name: 'site', object: 'SITE', on: [['siteid', 'siteid']], many: false },
+    {
+      name: 'parentwo',
+      object: 'WORKORDER',
+      on: [
+        ['parent', 'wonum'],
+        ['siteid', 'siteid'],
+      ],
+      many: false,
+    },
   ],
 };
 
@@ -667,6 +752,96 @@ export const apikeytoken: ObjectDef = {
   relations: [{ name: 'maxuser', object: 'MAXUSER', on: [['userid', 'userid']], many: false }],
 };
 
+/** Rows of a status history (WOSTATUS, ASSETSTATUS): written by the service on every status change, read-only. */
+const statusHistory = (
+  name: string,
+  table: string,
+  keyAttribute: AttributeDef,
+  statusLength: number,
+): ObjectDef => ({
+  name,
+  table,
+  uniqueId: `${table}id`,
+  keys: [`${table}id`],
+  attributes: [
+    { name: `${table}id`, type: 'BIGINT', title: 'Status History ID', generated: true },
+    keyAttribute,
+    { name: 'siteid', type: 'UPPER', title: 'Site', length: 8, required: true, insertOnly: true },
+    { name: 'orgid', type: 'UPPER', title: 'Organization', length: 8, insertOnly: true },
+    {
+      name: 'status',
+      type: 'UPPER',
+      title: 'Status',
+      length: statusLength,
+      required: true,
+      insertOnly: true,
+    },
+    { name: 'changedate', type: 'DATETIME', title: 'Status Date', required: true, insertOnly: true },
+    { name: 'changeby', type: 'UPPER', title: 'Changed By', length: 30, required: true, insertOnly: true },
+    { name: 'memo', type: 'ALN', title: 'Memo', length: 254, insertOnly: true },
+  ],
+});
+
+export const wostatus: ObjectDef = statusHistory(
+  'WOSTATUS',
+  'wostatus',
+  { name: 'wonum', type: 'UPPER', title: 'Work Order', length: 25, required: true, insertOnly: true },
+  16,
+);
+
+export const assetstatus: ObjectDef = statusHistory(
+  'ASSETSTATUS',
+  'assetstatus',
+  { name: 'assetnum', type: 'UPPER', title: 'Asset', length: 25, required: true, insertOnly: true },
+  20,
+);
+
+/** Attributes of the rows that hang under an asset (specifications, meters). */
+const underAsset: AttributeDef[] = [
+  { name: 'assetnum', type: 'UPPER', title: 'Asset', length: 25, required: true, insertOnly: true },
+  { name: 'siteid', type: 'UPPER', title: 'Site', length: 8, required: true, insertOnly: true },
+  { name: 'orgid', type: 'UPPER', title: 'Organization', length: 8, insertOnly: true },
+];
+
+export const assetspec: ObjectDef = {
+  name: 'ASSETSPEC',
+  table: 'assetspec',
+  uniqueId: 'assetspecid',
+  keys: ['assetnum', 'siteid', 'assetattrid'],
+  siteAttribute: 'siteid',
+  orgAttribute: 'orgid',
+  attributes: [
+    { name: 'assetspecid', type: 'BIGINT', title: 'Asset Specification ID', generated: true },
+    ...underAsset,
+    { name: 'assetattrid', type: 'UPPER', title: 'Attribute', length: 20, required: true, insertOnly: true },
+    { name: 'alnvalue', type: 'ALN', title: 'Alphanumeric Value', length: 254 },
+    { name: 'numvalue', type: 'DECIMAL', title: 'Numeric Value' },
+    { name: 'measureunitid', type: 'UPPER', title: 'Unit of Measure', length: 16 },
+    ...changeTracking,
+  ],
+};
+
+export const assetmeter: ObjectDef = {
+  name: 'ASSETMETER',
+  table: 'assetmeter',
+  uniqueId: 'assetmeterid',
+  // As the deployed systems key a meter: `metername` + `linearassetid`, under the asset.
+  keys: ['assetnum', 'siteid', 'metername', 'linearassetid'],
+  siteAttribute: 'siteid',
+  orgAttribute: 'orgid',
+  attributes: [
+    { name: 'assetmeterid', type: 'BIGINT', title: 'Asset Meter ID', generated: true },
+    ...underAsset,
+    { name: 'metername', type: 'UPPER', title: 'Meter', length: 10, required: true, insertOnly: true },
+    { name: 'linearassetid', type: 'BIGINT', title: 'Linear Asset ID', insertOnly: true, defaultValue: 0 },
+    { name: 'active', type: 'YORN', title: 'Active', defaultValue: true },
+    { name: 'lastreading', type: 'ALN', title: 'Last Reading', length: 18 },
+    { name: 'lastreadingdate', type: 'DATETIME', title: 'Last Reading Date' },
+    { name: 'measureunitid', type: 'UPPER', title: 'Unit of Measure', length: 16 },
+    ...changeTracking,
+  ],
+};
+
 export const baseObjects: readonly ObjectDef[] = [
   organization,
   site,
@@ -684,4 +859,8 @@ export const baseObjects: readonly ObjectDef[] = [
   asset,
   workorder,
   apikeytoken,
+  wostatus,
+  assetstatus,
+  assetspec,
+  assetmeter,
 ];

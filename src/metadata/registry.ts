@@ -28,6 +28,8 @@ export interface StructureNode {
   /** Join to the parent node (empty on the root). */
   on: ReadonlyArray<readonly [string, string]>;
   children: readonly StructureNode[];
+  /** Values every row of this child collection gets on insert (see ChildDef.values). */
+  values?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface ObjectStructure {
@@ -80,7 +82,7 @@ export class MetadataRegistry {
     const structure: ObjectStructure = {
       name: def.name,
       description: def.description,
-      root: this.node(def.root.toLowerCase(), def.root, [], def.children ?? []),
+      root: this.node(def.root.toLowerCase(), def.root, [], def.children ?? [], undefined),
       savedQueries: def.savedQueries ?? [],
     };
     this.structureDefs.push(def);
@@ -101,12 +103,16 @@ export class MetadataRegistry {
     objectName: string,
     on: ReadonlyArray<readonly [string, string]>,
     children: readonly ChildDef[],
+    values: ChildDef['values'],
   ): StructureNode {
     return {
       name,
       object: this.object(objectName),
       on,
-      children: children.map((child) => this.node(child.name, child.object, child.on, child.children ?? [])),
+      children: children.map((child) =>
+        this.node(child.name, child.object, child.on, child.children ?? [], child.values),
+      ),
+      ...(values && { values }),
     };
   }
 }

@@ -33,9 +33,15 @@ export interface AttributeDef {
   /** The value must name an existing row of another object (a TABLE domain). */
   references?: ReferenceCheck;
   /** Value used on insert when the client sends none. */
-  defaultValue?: string | number | boolean | (() => string | number | boolean);
+  defaultValue?: string | number | boolean | (() => string | number | boolean | Date);
   /** Value list of `getlist~<attr>` (docs/lookups.md); an attribute with a `domainId` lists its domain without one. */
   lookup?: LookupDef;
+  /**
+   * Autokey name (`WORKORDERNUM`): when a create leaves the attribute out, the service issues the next number of
+   * that name from the `autokey` table (docs/compatibility.md, "Autokeys"). Without a row for the name, the
+   * attribute is simply required.
+   */
+  autokey?: string;
 }
 
 /**
@@ -95,6 +101,11 @@ export interface ObjectDef {
   orgAttribute?: string;
   attributes: readonly AttributeDef[];
   relations?: readonly RelationDef[];
+  /**
+   * Object whose rows record the status changes of this one (WOSTATUS for WORKORDER): one row per change, with the
+   * keys, site, organization, new status, its date, who changed it and the memo (docs/compatibility.md, "Actions").
+   */
+  statusHistory?: string;
 }
 
 export interface ChildDef {
@@ -104,6 +115,8 @@ export interface ChildDef {
   /** Join pairs (attribute of the parent object, attribute of the child object). */
   on: ReadonlyArray<readonly [string, string]>;
   children?: readonly ChildDef[];
+  /** Values every child row of this collection gets on insert (tasks: `istask`, `woclass: "ACTIVITY"`). */
+  values?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /**

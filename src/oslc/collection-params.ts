@@ -3,7 +3,7 @@ import { readFlag } from '../http/query-string.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import type { OrderByClause, SelectClause, WhereClause } from './query/ast.js';
 import { QueryParseError } from './query/ast.js';
-import { parseOrderBy, parseSelect, parseWhere } from './query/parse.js';
+import { parseGroupBy, parseOrderBy, parseSelect, parseWhere } from './query/parse.js';
 import type { QueryRequest } from './query/plan.js';
 import { parseSearchAttributes, parseSearchTerms } from './query/search.js';
 import { parseTimeline } from './query/timeline.js';
@@ -114,7 +114,14 @@ export function readCollectionParams(params: Readonly<Record<string, string>>): 
       },
     }),
     ...(nonEmpty(params.tlrange) && { timeline: parseTimeline(params.tlrange, params.tlattribute) }),
+    ...(nonEmpty(params.gbcols) && { groupBy: parsed(parseGroupBy, params.gbcols) }),
+    ...(nonEmpty(params.gbcols) &&
+      nonEmpty(params.gbsortby) && { groupSort: parsed(parseOrderBy, params.gbsortby) }),
   };
+  // A group filter left out would answer groups the client excluded (docs/compatibility.md, "Group-by").
+  for (const name of ['gbfilter', 'gbfilters', 'gbrange']) {
+    if (nonEmpty(params[name])) throw errors.groupByNotServed(name);
+  }
   return {
     query,
     lean: readFlag(params.lean),
@@ -140,6 +147,8 @@ export function readCollectionParams(params: Readonly<Record<string, string>>): 
           params['oslc.searchTerms'],
           params.searchAttributes,
           childTexts,
+          params.gbcols,
+          params.gbsortby,
         ]),
   };
 }

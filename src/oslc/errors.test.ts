@@ -195,12 +195,14 @@ describe('error responses', () => {
   });
 
   test('missing required field: 400 BMXAA4195E', async () => {
-    await refusedWrite(createAsset({ siteid: asset.siteid, description: 'no number' }), {
-      status: 400,
-      reasonCode: 'BMXAA4195E',
-      attrName: 'assetnum',
-      objPath: 'asset',
-    });
+    // A key with no autokey configured (assetnum would be numbered by the service).
+    await refusedWrite(
+      {
+        ...createAsset({ siteid: asset.siteid, description: 'no number' }),
+        url: '/maximo/oslc/os/mxapioperloc',
+      },
+      { status: 400, reasonCode: 'BMXAA4195E', attrName: 'location', objPath: 'locations' },
+    );
     await refusedWrite(createAsset({ assetnum: 'ERR5', description: 'no site' }), {
       status: 400,
       reasonCode: 'BMXAA4195E',

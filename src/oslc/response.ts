@@ -183,6 +183,8 @@ export interface PageInfo {
   totalPages?: number;
   /** Address of the collection when it is not the structure's own (a child collection). */
   collectionHref?: string;
+  /** `addschema=1`: the schema of what the query selects. */
+  schema?: Json;
 }
 
 export function collectionJson(members: readonly Json[], page: PageInfo, options: ResponseOptions): Json {
@@ -197,6 +199,7 @@ export function collectionJson(members: readonly Json[], page: PageInfo, options
         ...(page.totalCount !== undefined && { totalCount: page.totalCount, totalPages: page.totalPages }),
         href: page.href,
         pagenum: page.pageNumber,
+        ...(page.schema !== undefined && { schema: page.schema }),
       },
     };
   }
@@ -211,6 +214,7 @@ export function collectionJson(members: readonly Json[], page: PageInfo, options
       }),
       pagenum: page.pageNumber,
       'rdf:about': page.href,
+      ...(page.schema !== undefined && { schema: page.schema }),
     },
     'rdfs:member': members,
     'rdf:about': href,

@@ -12,6 +12,10 @@ import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParse
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
 import type { SelectClause, SelectItem } from './query/ast.js';
 import type { MemberRecord } from './query/execute.js';
+import { actionOf, collectionAction, memberAction } from './actions.js';
+import { groupsJson } from './group-by.js';
+import { selectedSchema } from './json-schema.js';
+import { schemaRoutes } from './schema-routes.js';
 import { apiMetaJson } from './query/apimeta.js';
 import { pageSizeExceeded, type Filter, type QueryRequest } from './query/plan.js';
 import { collectionJson, memberJson, resourceJson, restIdOf, type ResponseOptions } from './response.js';
@@ -61,7 +65,12 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       schema: { params: StructureParams, querystring: QueryStringSchema },
       config: { access: { kind: 'objectStructure', right: 'read' } },
     },
-    async (request, reply) => sendCollection(request, reply, options, request.objectStructure!),
+    async (request, reply) => {
+      const action = actionOf(request);
+      if (action !== undefined)
+        return collectionAction(request, reply, options, request.objectStructure!, action);
+      return sendCollection(request, reply, options, request.objectStructure!);
+    },
   );
 
   routes.get(
@@ -93,6 +102,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
     },
     async (request, reply) => {
       const structure = request.objectStructure!;
+      const action = actionOf(request);
+      if (action !== undefined) throw errors.unknownAction(action, structure.name);
       const params = readCollectionParams(request.query);
       const uniqueId = await resources.resolveId(structure, request.params.id);
       return sendResource(request, reply, options, structure, uniqueId, params, 200);
@@ -111,6 +122,9 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       config: { access: { kind: 'objectStructure', right: collectionPostRight } },
     },
     async (request, reply) => {
+      const action = actionOf(request);
+      if (action !== undefined)
+        return collectionAction(request, reply, options, request.objectStructure!, action);
       const override = methodOverride(request);
       const structure = request.objectStructure!;
       if (override === 'BULK') return sendBulk(request, reply, options, structure);
@@ -136,6 +150,9 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
     async (request, reply) => {
       const structure = request.objectStructure!;
       const user = request.user!;
+      const action = actionOf(request);
+      if (action !== undefined)
+        return memberAction(request, reply, options, structure, request.params.id, action);
       if (overrideRight(request) === 'delete') {
         await resources.remove(structure, request.params.id, user, writeOptionsOf(request));
         return reply.code(204).send();
@@ -182,6 +199,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       config: { access: { kind: 'objectStructure', right: 'delete' } },
     },
     async (request, reply) => {
+      const action = actionOf(request);
+      if (action !== undefined) throw errors.unknownAction(action, request.objectStructure!.name);
       await resources.remove(
         request.objectStructure!,
         request.params.id,
@@ -193,6 +212,7 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
   );
 
   await childRoutes(app, options);
+  schemaRoutes(app, options);
 }
 
 const isDeleteAction = (body: Record<string, unknown>): boolean =>
@@ -251,7 +271,8 @@ function queryTextsOf(request: FastifyRequest): QueryTexts {
   return textsByQuery.getOrCompute(text, () => {
     const query = request.query as Readonly<Record<string, string>>;
     const visible = Object.entries(query).filter(([name]) => !SECRET_PARAMETERS.has(name.toLowerCase()));
-    const rest = visible.filter(([name]) => name !== 'pageno' && name !== 'stableId');
+    // `addschema` is not repeated in page links: the schema comes with the first page (docs/compatibility.md).
+    const rest = visible.filter(([name]) => name !== 'pageno' && name !== 'stableId' && name !== 'addschema');
     return {
       params: readCollectionParams(query),
       visible: visible.length === 0 ? '' : `?${new URLSearchParams(visible).toString()}`,
@@ -294,6 +315,12 @@ export async function sendCollection(
     ...responseOptionsFor(request, options, params),
     ...(scope.osName !== undefined && { osName: scope.osName }),
   };
+  if (plan.groupBy) {
+    const groups = await resources.groups(plan, extraFilters);
+    const base = scope.href ?? collectionHref(responseOptions.links, responseOptions.osName);
+    const query = request.query as Readonly<Record<string, string>>;
+    return sendJson(reply, 200, groupsJson(groups, plan.groupBy, base, query));
+  }
   if (params.countOnly)
     return sendJson(reply, 200, { totalCount: await resources.count(plan, extraFilters) });
   if (params.distinct !== undefined) {
@@ -349,6 +376,9 @@ export async function sendCollection(
         totalCount: page.totalCount,
         totalPages: Math.ceil(page.totalCount / pageSize),
       }),
+      ...(readFlag((request.query as Record<string, string>).addschema) === true && {
+        schema: selectedSchema(structure, plan.root, [], options.root, shaping.osName),
+      }),
     },
     shaping,
   );
@@ -358,6 +388,8 @@ export async function sendCollection(
 /** POST on a member is an update (`x-method-override: PATCH`) or a delete (`x-method-override: DELETE`). */
 function overrideRight(request: FastifyRequest): Right {
   const override = methodOverride(request) ?? '';
+  // An action (`?action=wsmethod:changeStatus`) changes the record, with or without the PATCH override.
+  if (override === '' && actionOf(request) !== undefined) return 'update';
   if (override === 'PATCH' || override === 'MERGE') return 'update';
   if (override === 'DELETE') return 'delete';
   throw errors.methodNotAllowed(

@@ -13,8 +13,10 @@ import {
   CompiledPages,
   executeCount,
   executeDistinct,
+  executeGroupBy,
   executePage,
   executeStablePage,
+  type GroupRecord,
   type MemberRecord,
 } from './query/execute.js';
 import {
@@ -37,6 +39,7 @@ import type { Row } from './repository.js';
 import { ColumnLimits } from './column-limits.js';
 import { decodeChildAnchor, decodeRestId } from './rest-id.js';
 import { claimTransactionId, recordTransactionResource } from './transaction-repository.js';
+import { issueAutokey } from './autokey-repository.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
 
@@ -206,6 +209,15 @@ export class ResourceService {
     return { ...page, members, ...(totalCount !== undefined && { totalCount }), domains };
   }
 
+  /** The groups of a plan with `gbcols` (docs/compatibility.md, "Group-by"). */
+  async groups(plan: QueryPlan, extraFilters: readonly Filter[] = []): Promise<GroupRecord[]> {
+    if (!plan.groupBy) return [];
+    return executeGroupBy(this.db, plan.structure.root.object, plan.groupBy, [
+      ...planFilters(plan),
+      ...extraFilters,
+    ]);
+  }
+
   async count(plan: QueryPlan, extraFilters: readonly Filter[] = []): Promise<number> {
     return executeCount(this.db, plan.structure.root.object, [...planFilters(plan), ...extraFilters]);
   }
@@ -361,6 +373,61 @@ export class ResourceService {
       },
       transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
     );
+  }
+
+  /**
+   * `wsmethod:changeStatus` (docs/compatibility.md, "Actions"): the status moves to a value of the status domain
+   * that the current one may move to; `statusdate` takes `date` (or now) and a status-history row records it
+   * with the memo. One write through the same path as an update.
+   */
+  async changeStatus(
+    structure: ObjectStructure,
+    id: string,
+    change: StatusChange,
+    user: UserProfile,
+  ): Promise<number> {
+    const object = structure.root.object;
+    const attribute = object.attributes.get('status');
+    if (!attribute?.domainId || !object.def.statusHistory) {
+      throw errors.unknownAction('wsmethod:changeStatus', structure.name);
+    }
+    return this.write(user, async (write) => {
+      const uniqueId = await this.resolveId(structure, id, write.db);
+      const before = await repository.lockByUniqueId(write.db, object, uniqueId);
+      if (!before) throw errors.resourceNotFound(structure.name, id);
+      const objPath = object.name.toLowerCase();
+      const siteid = typeof before.siteid === 'string' ? before.siteid : null;
+      const orgid = typeof before.orgid === 'string' ? before.orgid : null;
+      const target = write.domainValue(attribute.domainId!, change.status, siteid, orgid);
+      if (!target) throw errors.notInValueList(attribute.title, change.status, 'status', objPath);
+      const current = write.domainValue(attribute.domainId!, before.status, siteid, orgid);
+      const transitions = attribute.lookup?.kind === 'domain' ? attribute.lookup.transitions : undefined;
+      const from = current?.maxvalue ?? String(before.status);
+      const to = target.maxvalue ?? change.status;
+      if (transitions && !(transitions[from] ?? []).includes(to)) {
+        throw errors.statusTransitionRefused(String(before.status), change.status, objPath);
+      }
+      write.statusChange = { date: change.date, memo: change.memo };
+      await write.update(structure.root, uniqueId, { status: change.status }, true, false);
+      return uniqueId;
+    });
+  }
+
+  /** A record as a create would start it (`action=new`): the values sent and the defaults, nothing written. */
+  async newRecord(structure: ObjectStructure, body: Record<string, unknown>): Promise<Row> {
+    const object = structure.root.object;
+    const values = convertInput(object, body, undefined, childNames(structure.root));
+    applyDefaults(object, values);
+    const siteAttribute = object.def.siteAttribute;
+    const orgAttribute = object.def.orgAttribute;
+    if (siteAttribute && orgAttribute && typeof values[siteAttribute] === 'string') {
+      const site = await repository.findByKeys(this.db, this.metadata.object('SITE'), [
+        values[siteAttribute],
+      ]);
+      if (!site) throw errors.invalidSite(String(values[siteAttribute]), object.name.toLowerCase());
+      values[orgAttribute] = site.orgid ?? null;
+    }
+    return values;
   }
 
   async update(
@@ -560,10 +627,22 @@ function translateDatabaseError(error: unknown): unknown {
   return error;
 }
 
+/** What `wsmethod:changeStatus` asks for: the new status, when it took effect (default now), and why. */
+export interface StatusChange {
+  status: string;
+  date?: Date;
+  memo?: string;
+}
+
+/** How many numbers of an autokey are passed over, when taken by records numbered by hand, before giving up. */
+const AUTOKEY_ATTEMPTS = 1000;
+
 /** The records one request writes, in its transaction. */
 class WriteUnit implements ResourceWriter {
   readonly db: Kysely<DynamicDatabase>;
   private readonly now = new Date();
+  /** Date and memo of the status change this unit makes (`wsmethod:changeStatus`). */
+  statusChange: { date?: Date; memo?: string } | undefined;
 
   constructor(
     transaction: Transaction<DynamicDatabase>,
@@ -582,16 +661,19 @@ class WriteUnit implements ResourceWriter {
     const object = node.object;
     const values = convertInput(object, body, undefined, childNames(node));
     Object.assign(values, inherited);
+    await this.autokeys(object, values);
     applyDefaults(object, values);
     await validateRecord(this.context(), object, values, values, true);
     await this.writeRules.get(object.name)?.beforeInsert?.({ db: this.db, object, user: this.user, values });
     await this.checkDuplicate(object, values);
     await this.stamp(object, values, undefined);
     const row = await repository.insertRow(this.db, object, values);
+    await this.recordStatus(object, row, undefined);
     await this.observe(object, 'insert', row, undefined, row);
     for (const child of node.children) {
       const entries = childEntries(body, child.name);
-      for (const entry of entries) await this.insert(child, entry, joinValues(child, row));
+      for (const entry of entries)
+        await this.insert(child, entry, { ...joinValues(child, row), ...child.values });
     }
     return row;
   }
@@ -624,6 +706,7 @@ class WriteUnit implements ResourceWriter {
     await this.stamp(object, changed, before);
     await repository.updateRow(this.db, object, uniqueId, changed);
     const after = await repository.findByUniqueId(this.db, object, uniqueId);
+    if (after) await this.recordStatus(object, after, before);
     await this.observe(object, 'update', before, before, after);
     for (const child of node.children) {
       if (!hasChildEntries(body, child.name)) continue;
@@ -662,7 +745,7 @@ class WriteUnit implements ResourceWriter {
   ): Promise<void> {
     const object = child.object;
     const existing = await repository.findAll(this.db, object.table, joinPairs(child, parent));
-    const inherited = joinValues(child, parent);
+    const inherited = { ...joinValues(child, parent), ...child.values };
     const kept = new Set<number>();
     for (const entry of entries) {
       const action = childAction(entry, object);
@@ -696,6 +779,48 @@ class WriteUnit implements ResourceWriter {
     return { db: this.db, metadata: this.metadata, domains: this.domains, limits: this.limits };
   }
 
+  domainValue(domainId: string, value: unknown, siteid: string | null, orgid: string | null) {
+    return this.domains.find(domainId, value, siteid, orgid);
+  }
+
+  /** Numbers the autokeyed attributes a create leaves out (docs/compatibility.md, "Autokeys"). */
+  private async autokeys(object: ObjectMeta, values: Row): Promise<void> {
+    const siteAttribute = object.def.siteAttribute;
+    const siteValue = siteAttribute ? values[siteAttribute] : undefined;
+    const siteid = typeof siteValue === 'string' ? siteValue : null;
+    for (const attribute of object.attributes.values()) {
+      const current = values[attribute.name];
+      if (!attribute.autokey || (current !== undefined && current !== null && current !== '')) continue;
+      for (let attempt = 0; attempt < AUTOKEY_ATTEMPTS; attempt += 1) {
+        const issued = await issueAutokey(this.db, attribute.autokey, siteid);
+        if (!issued) break;
+        values[attribute.name] = `${issued.prefix}${issued.number}`;
+        const keyValues = object.keys.map((key) => values[key] ?? null);
+        // A number a client already gave a record by hand is passed over.
+        if (!object.keys.includes(attribute.name)) break;
+        if (!(await repository.findByKeys(this.db, object, keyValues))) break;
+        delete values[attribute.name];
+      }
+    }
+  }
+
+  /** A row of the object's status history when its status was set or changed. */
+  private async recordStatus(object: ObjectMeta, after: Row, before: Row | undefined): Promise<void> {
+    const historyName = object.def.statusHistory;
+    if (!historyName || after.status === undefined || after.status === before?.status) return;
+    const history = this.metadata.object(historyName);
+    const row: Row = {};
+    for (const attribute of history.attributes.values()) {
+      if (!attribute.generated && attribute.name in after)
+        row[attribute.name] = after[attribute.name] ?? null;
+    }
+    row.changedate = after.statusdate ?? this.now;
+    row.changeby = this.user.userid;
+    row.memo = this.statusChange?.memo ?? null;
+    await repository.insertRow(this.db, history, row);
+    this.written.add(history.name);
+  }
+
   private async checkDuplicate(object: ObjectMeta, values: Row): Promise<void> {
     const keyValues = object.keys.map((key) => values[key] ?? null);
     if (!(await repository.findByKeys(this.db, object, keyValues))) return;
@@ -711,7 +836,7 @@ class WriteUnit implements ResourceWriter {
     if (object.attributes.has('changedate')) values.changedate = this.now;
     if (object.attributes.has('changeby')) values.changeby = this.user.userid;
     if (object.attributes.has('statusdate') && 'status' in values && values.status !== before?.status) {
-      values.statusdate = this.now;
+      values.statusdate = this.statusChange?.date ?? this.now;
     }
     if (object.name === 'MAXUSER' && typeof values.password === 'string') {
       values.password = await hashPassword(values.password);

@@ -8,6 +8,7 @@ import { queryIndexes } from './0006-query-indexes.js';
 import { apiKeys } from './0007-apikeys.js';
 import { hardening } from './0008-hardening.js';
 import { oslcTransactions } from './0009-oslc-transactions.js';
+import { resourceModel } from './0010-resource-model.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -26,6 +27,7 @@ export const migrations: readonly Migration[] = [
   apiKeys,
   hardening,
   oslcTransactions,
+  resourceModel,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -78,6 +78,20 @@ export interface OrderByClause {
   terms: readonly OrderTerm[];
 }
 
+// ---- gbcols (group by) -------------------------------------------------------------------------------------
+
+export type AggregateFunction = 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+export type GroupColumn =
+  /** `status`: a group attribute. */
+  | { kind: 'attribute'; name: string; position: Position }
+  /** `count.*`, `sum.totalcost`: an aggregate over each group; `name` is `*` only for `count`. */
+  | { kind: 'aggregate'; fn: AggregateFunction; name: string; position: Position };
+
+export interface GroupByClause {
+  columns: readonly GroupColumn[];
+}
+
 // ---- errors -----------------------------------------------------------------------------------------------
 
 /**
@@ -86,7 +100,7 @@ export interface OrderByClause {
  */
 export class QueryParseError extends Error {
   constructor(
-    readonly parameter: 'oslc.where' | 'oslc.select' | 'oslc.orderBy',
+    readonly parameter: 'oslc.where' | 'oslc.select' | 'oslc.orderBy' | 'gbcols',
     /** Token class, for example `<IDENTIFIER>`, `<STRING>`, `<EOF>`. */
     readonly tokenKind: string,
     readonly tokenText: string,

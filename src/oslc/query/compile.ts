@@ -11,7 +11,8 @@ import {
 import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { StoredValue } from '../values.js';
-import type { ColumnRef, Filter, NodePlan, OrderPlan, Predicate, PredicateOp } from './plan.js';
+import type { AggregateFunction } from './ast.js';
+import type { ColumnRef, Filter, GroupPlan, NodePlan, OrderPlan, Predicate, PredicateOp } from './plan.js';
 
 /**
  * Compile stage: turns a plan into Kysely queries. Table and column names come only from the metadata the plan
@@ -295,4 +296,54 @@ export function compileChildren(
     on.map(([, child]) => child),
   );
   return applyOrder(query, node.object, order);
+}
+
+// ---- group by -----------------------------------------------------------------------------------------------
+
+/** Column alias of the n-th group attribute and of the n-th aggregate of a grouped answer. */
+export const groupAlias = (index: number): string => `__group${index}`;
+export const aggregateAlias = (index: number): string => `__aggregate${index}`;
+
+/** One SQL form per aggregate function; checked exhaustive by the compiler like the operator table. */
+const AGGREGATE_SQL: {
+  readonly [Fn in AggregateFunction]: (column: Expression<unknown>) => Expression<unknown>;
+} = {
+  count: () => sql`count(*)::integer`,
+  sum: (column) => sql`sum(${column})`,
+  avg: (column) => sql`avg(${column})`,
+  min: (column) => sql`min(${column})`,
+  max: (column) => sql`max(${column})`,
+};
+
+/**
+ * The groups of the filtered collection (`gbcols`): one row per distinct combination of the group attributes with
+ * its aggregates, ordered by `gbsortby` and then by the group attributes, so the answer has a fixed order.
+ */
+export function compileGroupBy(
+  db: Db,
+  object: ObjectMeta,
+  group: GroupPlan,
+  filters: readonly Filter[],
+): MemberQuery {
+  let query = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
+  query = withFilters(db, query, filters);
+  const groupColumns = group.groups.map((attribute) => sql.ref(`${NODE_ALIAS}.${attribute.name}`));
+  query = query.select(groupColumns.map((column, index) => column.as(groupAlias(index))));
+  group.aggregates.forEach((aggregate, index) => {
+    const column = aggregate.attribute ? sql.ref(`${NODE_ALIAS}.${aggregate.attribute.name}`) : sql`*`;
+    query = query.select(sql`${AGGREGATE_SQL[aggregate.fn](column)}`.as(aggregateAlias(index)));
+  });
+  query = query.groupBy(groupColumns);
+  for (const term of group.order) {
+    const groupIndex = group.groups.findIndex((attribute) => attribute.name === term.jsonName);
+    const alias =
+      groupIndex >= 0
+        ? groupAlias(groupIndex)
+        : aggregateAlias(group.aggregates.findIndex((aggregate) => aggregate.jsonName === term.jsonName));
+    query = query.orderBy(sql.ref(alias), term.direction);
+  }
+  group.groups.forEach((_, index) => {
+    query = query.orderBy(sql.ref(groupAlias(index)), 'asc');
+  });
+  return query;
 }

@@ -8,11 +8,14 @@ import {
   compileCount,
   compileDistinct,
   compilePage,
+  compileGroupBy,
   compileStablePage,
+  aggregateAlias,
+  groupAlias,
   relatedAlias,
   type PageWindow,
 } from './compile.js';
-import { planFilters, type Filter, type NodePlan, type QueryPlan } from './plan.js';
+import { planFilters, type Filter, type GroupPlan, type NodePlan, type QueryPlan } from './plan.js';
 
 /**
  * Execute stage: runs the compiled queries and assembles members: one query for the page, one per child
@@ -187,4 +190,26 @@ export async function executeDistinct(
 ): Promise<StoredValue[]> {
   const rows = await compileDistinct(db, object, attribute, filters).execute();
   return rows.map((row) => row.value as StoredValue);
+}
+
+/** One group of a grouped answer: the group attributes' values and the aggregates, in the plan's order. */
+export interface GroupRecord {
+  values: readonly StoredValue[];
+  aggregates: readonly (number | null)[];
+}
+
+export async function executeGroupBy(
+  db: Kysely<DynamicDatabase>,
+  object: ObjectMeta,
+  group: GroupPlan,
+  filters: readonly Filter[],
+): Promise<GroupRecord[]> {
+  const rows = await compileGroupBy(db, object, group, filters).execute();
+  return rows.map((row) => ({
+    values: group.groups.map((_, index) => (row[groupAlias(index)] ?? null) as StoredValue),
+    aggregates: group.aggregates.map((_, index) => {
+      const value = row[aggregateAlias(index)];
+      return value === null || value === undefined ? null : Number(value);
+    }),
+  }));
 }

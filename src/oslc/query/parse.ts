@@ -24,7 +24,10 @@
  */
 import {
   QueryParseError,
+  type AggregateFunction,
   type AttributePath,
+  type GroupByClause,
+  type GroupColumn,
   type ComparisonOperator,
   type OrderByClause,
   type OrderTerm,
@@ -109,6 +112,12 @@ const SELECT_LEXICON: Lexicon = {
 
 const ORDER_BY_LEXICON: Lexicon = {
   punctuation: ['+', '-', ',', '.'],
+  keywords: new Map(),
+  literals: false,
+};
+
+const GROUP_BY_LEXICON: Lexicon = {
+  punctuation: ['*', ',', '.'],
   keywords: new Map(),
   literals: false,
 };
@@ -484,6 +493,42 @@ function parseOrderTerm(stream: TokenStream): OrderTerm {
   return {
     direction: sign?.text === '-' ? 'desc' : 'asc',
     name: parseDottedName(stream, first).join('.'),
+    position: first.position,
+  };
+}
+
+// ---- gbcols -----------------------------------------------------------------------------------------------
+
+const AGGREGATES: ReadonlySet<string> = new Set<AggregateFunction>(['count', 'sum', 'avg', 'min', 'max']);
+
+/**
+ * Parses a `gbcols` value: `column (, column)*`, where a column is a group attribute (`status`) or an aggregate
+ * `fn.attr` with `fn` one of `count`, `sum`, `avg`, `min`, `max` (`count.*` counts rows). An attribute named
+ * like a function is a group attribute when no `.` follows it.
+ */
+export function parseGroupBy(text: string): GroupByClause {
+  return guarded('gbcols', text, (source) => {
+    const stream = new TokenStream('gbcols', source, GROUP_BY_LEXICON);
+    const columns: GroupColumn[] = [];
+    do columns.push(parseGroupColumn(stream));
+    while (stream.accept(fixed(',')));
+    stream.expectEnd();
+    return { columns };
+  });
+}
+
+function parseGroupColumn(stream: TokenStream): GroupColumn {
+  const first = stream.expect(IDENTIFIER);
+  const name = identifierName(first);
+  if (!AGGREGATES.has(name) || !stream.accept(fixed('.'))) {
+    return { kind: 'attribute', name, position: first.position };
+  }
+  const fn = name as AggregateFunction;
+  const target = fn === 'count' ? stream.expect(fixed('*'), IDENTIFIER) : stream.expect(IDENTIFIER);
+  return {
+    kind: 'aggregate',
+    fn,
+    name: target.kind === IDENTIFIER ? identifierName(target) : '*',
     position: first.position,
   };
 }

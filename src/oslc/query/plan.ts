@@ -2,10 +2,19 @@ import { MaximoError, errors } from '../../errors.js';
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../../metadata/registry.js';
 import type { MetadataRegistry } from '../../metadata/registry.js';
 import type { AttributeDef, RelationDef } from '../../metadata/types.js';
-import { isDateType, isStorableDate, isTextType, toStored, type StoredValue } from '../values.js';
+import {
+  isDateType,
+  isNumericType,
+  isStorableDate,
+  isTextType,
+  toStored,
+  type StoredValue,
+} from '../values.js';
 import {
   QueryParseError,
+  type AggregateFunction,
   type AttributePath,
+  type GroupByClause,
   type ComparisonTerm,
   type OrderByClause,
   type SelectClause,
@@ -97,6 +106,25 @@ export interface QueryRequest {
   search?: SearchRequest;
   /** `tlrange` with `tlattribute`. */
   timeline?: TimelineRequest;
+  /** `gbcols`: the collection answered as groups, with `gbsortby` ordering them. */
+  groupBy?: GroupByClause;
+  groupSort?: OrderByClause;
+}
+
+/** One aggregate of a grouped answer; `attribute` is absent for `count.*`. */
+export interface AggregatePlan {
+  /** Key in the answer: `count` for `count.*`, else `<fn>_<attr>`. */
+  jsonName: string;
+  fn: AggregateFunction;
+  attribute?: AttributeDef;
+}
+
+/** A grouped answer: the group attributes, the aggregates, and the order of the groups by their keys. */
+export interface GroupPlan {
+  groups: readonly AttributeDef[];
+  aggregates: readonly AggregatePlan[];
+  /** By answer key: a group attribute's name or an aggregate's `jsonName`. */
+  order: ReadonlyArray<{ jsonName: string; direction: 'asc' | 'desc' }>;
 }
 
 export interface QueryPlan {
@@ -107,6 +135,8 @@ export interface QueryPlan {
   /** Filters ANDed with `filter`: the saved query, the search terms, the time line. */
   extraFilters: readonly Filter[];
   order: readonly OrderPlan[];
+  /** `gbcols`: the members are answered as groups. */
+  groupBy?: GroupPlan;
 }
 
 /** Every filter a plan's members must pass. */
@@ -146,7 +176,64 @@ export function planQuery(
     filter: planFilter(metadata, rootObject, request.where, request.anyTerm ?? false),
     extraFilters,
     order: planOrder(rootObject, request.orderBy),
+    ...(request.groupBy && { groupBy: planGroupBy(rootObject, request.groupBy, request.groupSort) }),
   };
+}
+
+/**
+ * `gbcols` and `gbsortby` (docs/compatibility.md, "Group-by"): group attributes of the root object (at least one),
+ * aggregates over numeric attributes, and a sort by answer keys.
+ */
+function planGroupBy(object: ObjectMeta, clause: GroupByClause, sort: OrderByClause | undefined): GroupPlan {
+  const groups: AttributeDef[] = [];
+  const aggregates: AggregatePlan[] = [];
+  for (const column of clause.columns) {
+    if (column.kind === 'attribute') {
+      const attribute = readable(object, column.name);
+      if (!groups.includes(attribute)) groups.push(attribute);
+      continue;
+    }
+    if (column.name === '*') {
+      if (!aggregates.some((aggregate) => aggregate.jsonName === 'count'))
+        aggregates.push({ jsonName: 'count', fn: 'count' });
+      continue;
+    }
+    const attribute = readable(object, column.name);
+    // Answers are JSON numbers (docs/compatibility.md), so every aggregate but count.* takes a numeric attribute.
+    if (!isNumericType(attribute.type)) {
+      throw errors.badRequest(
+        `The attribute ${attribute.name} is not numeric and cannot be aggregated with ${column.fn}.`,
+        {
+          attrName: 'gbcols',
+          attrValue: `${column.fn}.${attribute.name}`,
+          objPath: object.name.toLowerCase(),
+        },
+      );
+    }
+    const jsonName = `${column.fn}_${attribute.name}`;
+    if (!aggregates.some((aggregate) => aggregate.jsonName === jsonName))
+      aggregates.push({ jsonName, fn: column.fn, attribute });
+  }
+  if (groups.length === 0) {
+    throw errors.badRequest('gbcols must name at least one attribute to group by.', { attrName: 'gbcols' });
+  }
+  const keys = new Set([...groups.map((attribute) => attribute.name), ...aggregates.map((a) => a.jsonName)]);
+  const order = (sort?.terms ?? []).map((term) => {
+    if (!keys.has(term.name)) {
+      throw errors.badRequest(`gbsortby names ${term.name}, which is not a column of gbcols.`, {
+        attrName: 'gbsortby',
+        attrValue: term.name,
+      });
+    }
+    return { jsonName: term.name, direction: term.direction };
+  });
+  return { groups, aggregates, order };
+}
+
+function readable(object: ObjectMeta, name: string): AttributeDef {
+  const attribute = object.attributes.get(name);
+  if (!attribute || attribute.writeOnly) throw unknownAttribute(name, object.name);
+  return attribute;
 }
 
 /** Plan of a member when no `oslc.select` is given: only its href. */

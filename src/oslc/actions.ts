@@ -1,0 +1,126 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../errors.js';
+import type { ObjectStructure } from '../metadata/registry.js';
+import type { AttributeDef } from '../metadata/types.js';
+import { methodOverride, propertiesOfWrite } from './bodies.js';
+import { readCollectionParams } from './collection-params.js';
+import { PREFIXES } from './response.js';
+import { isLean, sendWritten, type OslcRoutesOptions } from './routes.js';
+import type { StatusChange } from './service.js';
+import { sendJson } from '../http/reply.js';
+import { toJson, toStored } from './values.js';
+
+/**
+ * `action=` on object-structure routes (docs/compatibility.md, "Actions"). A request that names an action is
+ * answered by that action or refused with 400 `EAS0110E`: it never falls through to the plain read or write (an
+ * update applied in place of an action the service does not know would be a write the client did not ask for).
+ */
+
+/** The `action` parameter when the request has one, even empty. */
+export function actionOf(request: FastifyRequest): string | undefined {
+  const query = request.query as Readonly<Record<string, string>>;
+  return Object.hasOwn(query, 'action') ? query.action!.trim() : undefined;
+}
+
+const NEW = /^new$/i;
+const CHANGE_STATUS = /^wsmethod:changestatus$/i;
+const MEMO_LENGTH = 254;
+
+/** `GET|POST /os/<os>?action=new`: the record a create would start from, nothing written. */
+export async function collectionAction(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  action: string,
+): Promise<FastifyReply> {
+  if (!NEW.test(action)) throw errors.unknownAction(action, structure.name);
+  const body = request.method === 'POST' ? objectBody(request.body, true) : {};
+  const values = await options.resources.newRecord(structure, body);
+  const lean = isLean(options.root, readCollectionParams(request.query as Record<string, string>).lean);
+  const prefix = lean ? '' : 'spi:';
+  const json: Record<string, unknown> = lean ? {} : { prefixes: PREFIXES };
+  for (const attribute of structure.root.object.attributes.values()) {
+    const value = values[attribute.name];
+    if (attribute.writeOnly || value === undefined || value === null) continue;
+    json[prefix + attribute.name] = toJson(value);
+  }
+  return sendJson(reply, 200, json);
+}
+
+/** `POST <member>?action=wsmethod:<name>`. */
+export async function memberAction(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  id: string,
+  action: string,
+): Promise<FastifyReply> {
+  // A method is invoked by POST, with the PATCH override or none; with any other override the request is not one.
+  const override = methodOverride(request) ?? '';
+  if (!CHANGE_STATUS.test(action) || !['', 'PATCH', 'MERGE'].includes(override)) {
+    throw errors.unknownAction(action, structure.name);
+  }
+  const change = readStatusChange(structure, objectBody(request.body, false));
+  const select = propertiesOfWrite(request);
+  const uniqueId = await options.resources.changeStatus(structure, id, change, request.user!);
+  const params = readCollectionParams(request.query as Record<string, string>);
+  return sendWritten(request, reply, options, structure, uniqueId, params, 204, select);
+}
+
+function objectBody(body: unknown, optional: boolean): Record<string, unknown> {
+  if ((body === undefined || body === null) && optional) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw errors.badRequest('The request body must be a JSON object.');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The method's parameters (`status`, `date`, `memo`), each checked and named when refused. */
+function readStatusChange(structure: ObjectStructure, body: Record<string, unknown>): StatusChange {
+  const object = structure.root.object;
+  const objPath = object.name.toLowerCase();
+  const parameter = (name: string): unknown =>
+    Object.entries(body).find(([key]) => key.replace(/^spi:/, '').toLowerCase() === name)?.[1];
+  const statusAttribute = object.attributes.get('status');
+  const dateAttribute = object.attributes.get('statusdate');
+  if (!statusAttribute || !dateAttribute) throw errors.unknownAction('wsmethod:changeStatus', structure.name);
+  const status = convert(statusAttribute, parameter('status'), 'status', objPath);
+  if (typeof status !== 'string' || status === '') {
+    throw errors.requiredField(statusAttribute.title, object.name, 'status', objPath);
+  }
+  const change: StatusChange = { status };
+  const date = convert(dateAttribute, parameter('date'), 'date', objPath);
+  if (date instanceof Date) {
+    if (date.getTime() > Date.now()) {
+      throw errors.badRequest('The date of a status change cannot be in the future.', {
+        attrName: 'date',
+        attrValue: String(toJson(date)),
+        objPath,
+      });
+    }
+    change.date = date;
+  }
+  const memo = parameter('memo');
+  if (memo !== undefined && memo !== null) {
+    if (typeof memo !== 'string') throw errors.wrongType('Memo', String(memo), 'text', 'memo', objPath);
+    if (memo.length > MEMO_LENGTH) throw errors.tooLong('Memo', MEMO_LENGTH, 'memo', objPath);
+    change.memo = memo;
+  }
+  return change;
+}
+
+function convert(attribute: AttributeDef, raw: unknown, name: string, objPath: string): unknown {
+  const converted = toStored(attribute, raw);
+  if (!converted.ok) {
+    throw errors.wrongType(
+      attribute.title,
+      JSON.stringify(raw) ?? String(raw),
+      converted.expected,
+      name,
+      objPath,
+    );
+  }
+  return converted.value;
+}

@@ -18,7 +18,8 @@ import { TEST_DATABASE_URL } from './helpers/storage.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_PASSWORD = 'admin-process-pw';
 const DEMO_PASSWORD = 'demo-process-pw';
-const STARTUP_TIMEOUT_MS = 30_000;
+// A first start loads the demo data; next to the other real-process tests on a busy machine that can pass 30 s.
+const STARTUP_TIMEOUT_MS = 60_000;
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+\/maximo)\b/;
 
 /** The parent's environment without any setting of the service, so that only what a test passes applies. */

@@ -32,7 +32,7 @@ import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
-import { CanonicalHeadersResponse, clientErrorHandler } from './http/wire.js';
+import { CanonicalHeadersResponse } from './http/wire.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
@@ -121,10 +121,6 @@ export async function buildApp(
     childLoggerFactory: (logger, bindings, options) =>
       requestsLogged || options.level !== undefined ? logger.child(bindings, options) : logger,
     bodyLimit: config.bodyLimit,
-    // Header names spelled as the deployed systems write them, and parser refusals as error objects
-    // (docs/compatibility.md, "Wire").
-    http: { ServerResponse: CanonicalHeadersResponse },
-    clientErrorHandler: clientErrorHandler(config.contextRoot),
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
     routerOptions: {
@@ -146,7 +142,9 @@ export async function buildApp(
         errorBody(maximo, { messagesBase: errorMessagesHref(links), lean: true }),
       );
     },
-    ...listenerOptions(config),
+    // Limits of the listener, its refusals as error objects (src/http/limits.ts), and header names spelled as the
+    // deployed systems write them (docs/compatibility.md, "Header names").
+    ...listenerOptions(config, CanonicalHeadersResponse),
   });
   guardListener(app.server, config);
 

@@ -10,7 +10,10 @@ import { errorBody, errors, type MaximoError } from '../errors.js';
  * are bounded in size (431); connections above a cap are closed as they arrive. Refusals the HTTP parser makes
  * before any route runs are answered with the error object like every other failure.
  */
-export function listenerOptions(config: AppConfig): FastifyHttpOptions<Server> {
+export function listenerOptions(
+  config: AppConfig,
+  responseClass: typeof ServerResponse,
+): FastifyHttpOptions<Server> {
   const { limits } = config;
   const seconds = (ms: number) => Number((ms / 1000).toFixed(3));
   const refuse = (error: NodeJS.ErrnoException): MaximoError => {
@@ -31,6 +34,7 @@ export function listenerOptions(config: AppConfig): FastifyHttpOptions<Server> {
     // Requests already on a connection when shutdown starts are served (the shutdown itself is bounded).
     return503OnClosing: false,
     http: {
+      ServerResponse: responseClass,
       headersTimeout: limits.headersTimeoutMs,
       maxHeaderSize: limits.maxHeaderBytes,
       // Node checks the timeouts on this interval (30 s by default, which would stretch every limit).

@@ -1,13 +1,10 @@
 import {
   ServerResponse,
-  STATUS_CODES,
   type IncomingMessage,
   type OutgoingHttpHeader,
   type OutgoingHttpHeaders,
 } from 'node:http';
-import type { Socket } from 'node:net';
 import type { preParsingHookHandler } from 'fastify';
-import { errorBody, errors, MaximoError } from '../errors.js';
 
 /**
  * Header names as the deployed systems' application server writes them (docs/compatibility.md, "Header names"):
@@ -75,40 +72,6 @@ export class CanonicalHeadersResponse<
 }
 
 /** Node's parser codes of requests too large or too slow: their own status, not 400. */
-const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
-  HPE_HEADER_OVERFLOW: 431,
-  ERR_HTTP_REQUEST_TIMEOUT: 408,
-};
-
-/**
- * Requests the HTTP parser refuses before any route runs (stray bytes after a body, a malformed request line):
- * answered with the error object, as every other failure, then the connection is closed (the parser cannot find
- * the next request in what follows).
- */
-export function clientErrorHandler(
-  contextRoot: string,
-): (error: Error & { code?: string }, socket: Socket) => void {
-  return (error, socket) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
-    const refused = errors.badRequest('The request could not be read.');
-    const maximo = status === 400 ? refused : new MaximoError(status, refused.reasonCode, refused.text);
-    const body = JSON.stringify(
-      errorBody(maximo, { messagesBase: `${contextRoot}/oslc/error/messages`, lean: true }),
-    );
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\n` +
-        'Content-Type: application/json\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
-  };
-}
-
 /** `type/subtype`, the start of any content type a parser can be chosen by. */
 const MEDIA_TYPE = /^\s*[\w.+*-]+\/[\w.+*-]+/;
 

@@ -145,7 +145,13 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
     provider: migrationProvider,
     ...(rows[0]?.schema !== undefined && { migrationTableSchema: rows[0].schema }),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // Kysely's introspection reads every schema of the server; one dropped meanwhile by another deployment (or test
+  // file) sharing the server fails the read with 3F000 naming that schema. Nothing was migrated then: read again.
+  for (let attempt = 1; attempt < 5 && isOtherSchemaDropped(error, rows[0]?.schema); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   const failed = results?.find((result) => result.status === 'Error');
   if (error !== undefined) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -154,4 +160,10 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return (results ?? [])
     .filter((result) => result.status === 'Success')
     .map((result) => result.migrationName);
+}
+
+function isOtherSchemaDropped(error: unknown, ownSchema: string | undefined): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === '3F000' && typeof message === 'string' && !message.includes(`"${ownSchema ?? ''}"`);
 }

@@ -145,9 +145,14 @@ interface Written {
   serialnum: string;
 }
 
-/** Concurrent creates until `until()`; answers the acknowledged (201) records. */
-async function writers(base: string, clients: number, prefix: string, until: () => boolean) {
-  const acknowledged: Written[] = [];
+/** Concurrent creates until `until()`; answers the acknowledged (201) records, also kept in `acknowledged`. */
+async function writers(
+  base: string,
+  clients: number,
+  prefix: string,
+  until: () => boolean,
+  acknowledged: Written[] = [],
+) {
   let sent = 0;
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
@@ -322,12 +327,19 @@ export async function killDuringWrites(
     const first = new Server(env);
     const base = await first.listening();
     const stopAt = Date.now() + sizes.writeSeconds * 1000;
+    const acknowledged: Written[] = [];
     const killer = (async () => {
       await sleep(stopAt - Date.now());
+      // On a loaded machine the first writes can take longer than the planned time: the kill proves nothing until
+      // some write has been acknowledged (bounded: a server that acknowledges none fails the check).
+      while (acknowledged.length === 0 && Date.now() < stopAt + 60_000) await sleep(100);
       first.child.kill('SIGKILL');
       await first.exited;
     })();
-    const [writes] = await Promise.all([writers(base, sizes.clients, prefix, () => !first.alive), killer]);
+    const [writes] = await Promise.all([
+      writers(base, sizes.clients, prefix, () => !first.alive, acknowledged),
+      killer,
+    ]);
     log(`  killed after ${writes.acknowledged.length}/${writes.sent} acknowledged writes`);
     const second = new Server(env);
     try {

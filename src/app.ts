@@ -350,7 +350,16 @@ function registerErrorContract(app: FastifyInstance, config: AppConfig, sessions
     );
     // Errors are lean unless the client explicitly asked for the namespaced form (clients read Error.reasonCode).
     const lean = readFlag(query.lean) !== false;
-    await abandonedLogin(request, reply, sessions);
+    try {
+      await abandonedLogin(request, reply, sessions);
+    } catch (endFailure) {
+      // The answer stays the one the request earned (a 503 while the database is away, typically). The session
+      // was never sent to the client and ends by itself after the idle timeout.
+      request.log.warn(
+        { err: endFailure, reqId: request.id },
+        'could not end the session of a refused request',
+      );
+    }
     return sendJson(
       reply,
       maximo.status,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { startTestApp } from '../../test/helpers/app.js';
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
 import { baseObjectStructures } from './object-structures.js';
 import { asset } from './objects/asset.js';
@@ -168,4 +169,33 @@ test('every problem is reported at once', () => {
   const problems = problemsOf(withAsset(broken));
   assert.equal(problems.length, 2);
   assert.ok(problems.every((problem) => problem.startsWith('object ASSET ')));
+});
+
+test('the service does not start on a broken definition, and names it', async () => {
+  // The definitions the service builds its registry from, broken in place for this test file's process only.
+  const relations = asset.relations;
+  const attributes = asset.attributes;
+  asset.relations = [
+    ...(relations ?? []),
+    { name: 'vendor', object: 'COMPANIES', on: [['manufacturer', 'company']], many: false },
+  ];
+  asset.attributes = attributes.map((attribute) =>
+    attribute.name === 'assettype' ? { ...attribute, domainId: 'ASSETTYPES' } : attribute,
+  );
+  try {
+    await assert.rejects(startTestApp(), (error: unknown) => {
+      assert.ok(error instanceof MetadataError);
+      assert.deepEqual(error.problems, [
+        'object ASSET attribute assettype: unknown domain ASSETTYPES',
+        'object ASSET relation vendor: unknown object COMPANIES',
+      ]);
+      return true;
+    });
+  } finally {
+    asset.relations = relations;
+    asset.attributes = attributes;
+  }
+  // Restored, the same definitions start.
+  const app = await startTestApp();
+  await app.close();
 });

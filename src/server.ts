@@ -6,6 +6,7 @@ import { DataDirectoryLockedError } from './db/data-dir-lock.js';
 import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { seedDemoData } from './demo/seed.js';
+import { MetadataError } from './metadata/validate.js';
 
 /** Starts one server process: configuration, storage and schema, first-start data, then the HTTP listener. */
 async function main(): Promise<void> {
@@ -116,7 +117,9 @@ main().catch((error: unknown) => {
   if (
     error instanceof ConfigError ||
     error instanceof MigrationError ||
-    error instanceof DataDirectoryLockedError
+    error instanceof DataDirectoryLockedError ||
+    // Names every bad definition (src/metadata/README.md); the stack would add nothing.
+    error instanceof MetadataError
   ) {
     process.stderr.write(`eas: ${error.message}\n`);
   } else if (isDatabaseUnavailable(error)) {

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
 import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test/helpers/app.js';
 import type { DynamicDatabase } from '../db/schema.js';
-import { baseObjects } from '../metadata/objects.js';
+import { baseObjects } from '../metadata/objects/index.js';
 import { MetadataRegistry } from '../metadata/registry.js';
 import { parseWhere } from '../oslc/query/parse.js';
 import { planFilter } from '../oslc/query/plan.js';

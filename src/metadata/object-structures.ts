@@ -92,7 +92,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     root: 'MAXGROUP',
     children: [{ name: 'groupuser', object: 'GROUPUSER', on: [['groupname', 'groupname']] }],
   },
-  // Administrators' view of API keys (maximo-notes §4.2); writes follow the rules of src/apikeys.
+  // Administrators' view of API keys (docs/apikeys.md, "MXAPIAPIKEY"); writes follow the rules of src/apikeys.
   { name: 'MXAPIAPIKEY', description: 'API keys', root: 'APIKEYTOKEN' },
   // The person-and-user structure of the platform's tooling: `maxuser` is one object, not an array (docs/compatibility.md).
   {

@@ -1,4 +1,5 @@
-import { baseObjects } from './objects.js';
+import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
+import { baseObjects } from './objects/index.js';
 import { baseObjectStructures } from './object-structures.js';
 import type {
   AttributeDef,
@@ -8,6 +9,7 @@ import type {
   RelationDef,
   SavedQueryDef,
 } from './types.js';
+import { validateMetadata } from './validate.js';
 
 /** A business object with its attributes and relations indexed by name. */
 export interface ObjectMeta {
@@ -42,6 +44,10 @@ export interface ObjectStructure {
 /**
  * The metadata of one running service. It starts from the base definitions and can grow at run time
  * (`addAttribute`), so structural changes applied under admin mode reach every reader of the registry.
+ *
+ * Building it checks the whole graph (src/metadata/validate.ts) and throws a `MetadataError` naming every bad
+ * definition, so the service does not start on metadata a request would trip over. Domain ids are checked against
+ * the domains the migrations create (`domainIds`).
  */
 export class MetadataRegistry {
   private readonly objects = new Map<string, ObjectMeta>();
@@ -52,7 +58,9 @@ export class MetadataRegistry {
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
     structures: readonly ObjectStructureDef[] = baseObjectStructures,
+    domainIds: Iterable<string> = systemDomainIds,
   ) {
+    validateMetadata(objects, structures, new Set(domainIds));
     for (const def of objects) this.objects.set(def.name, indexObject(def));
     for (const def of structures) this.addObjectStructure(def);
   }

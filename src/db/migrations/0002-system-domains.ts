@@ -2,7 +2,7 @@ import type { Migration } from './index.js';
 
 /**
  * The domains every installation needs: the status and type lists the core objects are bound to (see
- * src/metadata/objects.ts), the data dictionary's own lists, and one numeric and one table domain. All values are
+ * src/metadata/objects/), the data dictionary's own lists, and one numeric and one table domain. All values are
  * system-wide (null siteid and orgid); sites and organizations add their own rows later.
  */
 
@@ -264,6 +264,9 @@ const headers: DomainHeader[] = [
   ...numericDomains.map((domain) => domain.header),
   ...tableDomains.map((domain) => domain.header),
 ];
+
+/** Ids of the domains this migration creates: the base object definitions may bind attributes only to these. */
+export const systemDomainIds: readonly string[] = headers.map((header) => header.domainid);
 
 export const systemDomains: Migration = {
   name: '0002-system-domains',

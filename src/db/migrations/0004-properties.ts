@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /**
- * System properties (maximo-notes §7): the registry (MAXPROP), the values per server (MAXPROPVALUE, `COMMON` =
+ * System properties (docs/properties.md): the registry (MAXPROP), the values per server (MAXPROPVALUE, `COMMON` =
  * every server), the change history, and the value each server process applied and when (the acknowledgement of a
  * refresh). The registry is seeded with every property this service reads; docs/properties.md explains each.
  */

@@ -1,8 +1,9 @@
 import type { Migration } from './index.js';
 
 /**
- * Login sessions, the login audit and the failed-login counters of client addresses (issue 4). Sessions live in the
- * database so that every server process on it shares them; each process serves them from memory (src/auth/sessions.ts).
+ * Login sessions, the login audit and the failed-login counters of client addresses (docs/security.md, "Failed
+ * logins"). Sessions live in the database so that every server process on it shares them; each process serves them
+ * from memory (src/auth/sessions.ts).
  */
 export const sessions: Migration = {
   name: '0005-sessions',

@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /**
- * API keys (issue 5): one row per user. `apikey` holds the key value sealed with AES-256-GCM (never the value
+ * API keys (docs/apikeys.md): one row per user. `apikey` holds the key value sealed with AES-256-GCM (never the value
  * itself), and `apikeydigest` its HMAC-SHA256, by which a request's key is found without decrypting or scanning.
  *
  * Releases before this one stored the value in plain text in `apikey`, without the digest. Every statement here

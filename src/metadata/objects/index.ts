@@ -1,0 +1,45 @@
+import type { ObjectDef } from '../types.js';
+import { alndomain } from './alndomain.js';
+import { apikeytoken } from './apikeytoken.js';
+import { asset } from './asset.js';
+import { assetmeter } from './assetmeter.js';
+import { assetspec } from './assetspec.js';
+import { assetstatus } from './assetstatus.js';
+import { groupuser } from './groupuser.js';
+import { item } from './item.js';
+import { locations } from './locations.js';
+import { maxdomain } from './maxdomain.js';
+import { maxgroup } from './maxgroup.js';
+import { maxuser } from './maxuser.js';
+import { numericdomain } from './numericdomain.js';
+import { organization } from './organization.js';
+import { person } from './person.js';
+import { site } from './site.js';
+import { synonymdomain } from './synonymdomain.js';
+import { tabledomain } from './tabledomain.js';
+import { workorder } from './workorder.js';
+import { wostatus } from './wostatus.js';
+
+/** The business objects of the service, one file each (see ../README.md for how to add one). */
+export const baseObjects: readonly ObjectDef[] = [
+  organization,
+  site,
+  person,
+  maxuser,
+  maxgroup,
+  groupuser,
+  maxdomain,
+  alndomain,
+  numericdomain,
+  synonymdomain,
+  tabledomain,
+  locations,
+  item,
+  asset,
+  workorder,
+  apikeytoken,
+  wostatus,
+  assetstatus,
+  assetspec,
+  assetmeter,
+];

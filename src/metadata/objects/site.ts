@@ -1,0 +1,24 @@
+import type { ObjectDef } from '../types.js';
+import { description, keyAttribute, uniqueId } from './fragments.js';
+
+export const site: ObjectDef = {
+  name: 'SITE',
+  table: 'site',
+  uniqueId: 'siteuid',
+  keys: ['siteid'],
+  attributes: [
+    uniqueId('siteuid', 'Site ID'),
+    keyAttribute('siteid', 'Site', 8),
+    {
+      name: 'orgid',
+      type: 'UPPER',
+      title: 'Organization',
+      length: 8,
+      required: true,
+      references: { object: 'ORGANIZATION', on: [['orgid', 'orgid']] },
+    },
+    description,
+    { name: 'active', type: 'YORN', title: 'Active', defaultValue: true },
+  ],
+  relations: [{ name: 'organization', object: 'ORGANIZATION', on: [['orgid', 'orgid']], many: false }],
+};

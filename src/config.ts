@@ -100,7 +100,7 @@ export interface LimitsConfig {
 export interface ApiKeyConfig {
   /** EAS_MASTER_KEY; undefined: the key file in the data directory. */
   masterKey: string | undefined;
-  /** The /api route refuses every call without a valid API key (interface §Alternate route). */
+  /** The /api route refuses every call without a valid API key (docs/apikeys.md, "The /api route"). */
   apiRouteKeyOnly: boolean;
 }
 

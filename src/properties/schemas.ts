@@ -16,7 +16,7 @@ export const SystemServiceQuery = Type.Object(
 export type SystemServiceQuery = Static<typeof SystemServiceQuery>;
 
 /**
- * The setProperty body (maximo-notes §7). Values are strings in the contract; numbers and booleans are accepted
+ * The setProperty body (docs/properties.md, "setProperty"). Values are strings in the contract; numbers and booleans are accepted
  * as clients send them and read as their string form (`true` = `1`). `serverName` defaults to COMMON, and a
  * missing `propValue` is a null value.
  */

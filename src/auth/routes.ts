@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthMode } from '../config.js';
-import { isMaximoError } from '../errors.js';
+import { isMaximoError, REASONS } from '../errors.js';
 import { linksFor, type ApiRoot } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
@@ -212,11 +212,6 @@ export async function loginPageRoutes(
     reply
       .code(200)
       .type('text/html; charset=utf-8')
-      .send(
-        page(
-          'Login failed',
-          'BMXAA7901E - You cannot log in at this time. Contact the system administrator.',
-        ),
-      ),
+      .send(page('Login failed', `BMXAA7901E - ${REASONS.BMXAA7901E.text}`)),
   );
 }

@@ -19,7 +19,7 @@ import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
 import { AuthService } from './auth/service.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
-import type { AppConfig } from './config.js';
+import { DEFAULT_BODY_LIMIT, type AppConfig } from './config.js';
 import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
@@ -288,8 +288,11 @@ function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {
   return request.url.startsWith(`${contextRoot}/api`) ? 'api' : 'oslc';
 }
 
-/** Maps every failure to the error object (maximo-notes §3); nothing internal reaches the client. */
-export function toMaximoError(error: unknown): MaximoError {
+/**
+ * Maps every failure to the error object (docs/errors.md); nothing internal reaches the client. `bodyLimit` is the
+ * limit a too-large body was held to, named in the answer.
+ */
+export function toMaximoError(error: unknown, bodyLimit = DEFAULT_BODY_LIMIT): MaximoError {
   if (isMaximoError(error)) return error;
   const refusedByDatabase = databaseInputError(error);
   if (refusedByDatabase) return refusedByDatabase;
@@ -301,7 +304,7 @@ export function toMaximoError(error: unknown): MaximoError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.malformedJson();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errors.bodyTooLarge(0);
+      return errors.bodyTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return errors.unsupportedMediaType('of this request');
     default:
@@ -326,8 +329,7 @@ function bodyLimitOf(request: FastifyRequest, config: AppConfig): number {
 
 function registerErrorContract(app: FastifyInstance, config: AppConfig, sessions: SessionService): void {
   app.setErrorHandler(async (error, request, reply) => {
-    let maximo = toMaximoError(error);
-    if (maximo.reasonCode === 'EAS0005E') maximo = errors.bodyTooLarge(bodyLimitOf(request, config));
+    const maximo = toMaximoError(error, bodyLimitOf(request, config));
     if (maximo.status >= 500) {
       // The app's own logger (no per-request child, see childLoggerFactory) does not name the request by itself.
       const named = request.log !== app.log;

@@ -3,6 +3,9 @@ import { resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 
+/** `EAS_BODY_LIMIT` when not set: 10 MiB. */
+export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
+
 /** Every setting the process reads from its environment, validated once at start-up. */
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 7001 }),
@@ -14,7 +17,7 @@ const EnvSchema = Type.Object({
   EAS_DEMO: Type.Boolean({ default: false }),
   EAS_DEMO_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
   EAS_SERVER_NAME: Type.String({ minLength: 1, default: hostname() }),
-  EAS_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024 }),
+  EAS_BODY_LIMIT: Type.Integer({ minimum: 1024, default: DEFAULT_BODY_LIMIT }),
   EAS_LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -97,7 +100,7 @@ export interface LimitsConfig {
 export interface ApiKeyConfig {
   /** EAS_MASTER_KEY; undefined: the key file in the data directory. */
   masterKey: string | undefined;
-  /** The /api route refuses every call without a valid API key (interface §Alternate route). */
+  /** The /api route refuses every call without a valid API key (docs/apikeys.md, "The /api route"). */
   apiRouteKeyOnly: boolean;
 }
 

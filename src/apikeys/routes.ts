@@ -8,7 +8,7 @@ export interface ApiKeyRoutesOptions {
 }
 
 /**
- * Self-service keys (maximo-notes §4.1, §10.13): `POST <root>/apitoken/create` creates or regenerates the caller's
+ * Self-service keys (docs/apikeys.md): `POST <root>/apitoken/create` creates or regenerates the caller's
  * key, `POST <root>/apitoken/revoke` deletes it. The caller is whoever is authenticated, by any scheme (an API key
  * included); no user name is sent. Administrators manage every user's key through MXAPIAPIKEY instead.
  */

@@ -25,7 +25,7 @@ import { KeyVault, loadMasterKey } from './vault.js';
 export const APIKEY_CHANNEL = 'apikey';
 export const APIKEY_OBJECT = 'APIKEYTOKEN';
 
-/** Properties that control keys (interface §Properties that control keys), read live on every decision. */
+/** Properties that control keys (docs/apikeys.md, "Properties"), read live on every decision. */
 export const SYSTEM_USERS_PROPERTY = 'mxe.apikeysysusers';
 export const ONLY_FOR_SELF_PROPERTY = 'mxe.apikeyforloggedinuser';
 export const EXTERNAL_KEYS_PROPERTY = 'mxe.allowexternalapikey';
@@ -183,7 +183,7 @@ export class ApiKeyService {
     },
   };
 
-  /** Administrators read key values in clear (the interface requires it); anyone else reads none. */
+  /** Administrators read key values in clear (docs/apikeys.md, "MXAPIAPIKEY"); anyone else reads none. */
   readonly readTransform = (stored: StoredValue, reader: UserProfile | null): StoredValue => {
     if (typeof stored !== 'string' || !reader?.isAdmin) return null;
     return this.keys().open(stored) ?? null;

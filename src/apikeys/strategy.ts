@@ -19,8 +19,8 @@ export function presentedKey(request: FastifyRequest): PresentedKey | undefined 
 }
 
 /**
- * API key (interface §Authentication): a silent login as the key's owner, with the owner's rights. No session is
- * created unless the request asks for one with `enablesession=1` (maximo-notes §10.5).
+ * API key (docs/apikeys.md, "Using a key"): a silent login as the key's owner, with the owner's rights. No session is
+ * created unless the request asks for one with `enablesession=1`.
  */
 export function apiKeyStrategy(keys: ApiKeyService): AuthStrategy {
   return {

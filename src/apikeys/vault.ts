@@ -64,10 +64,6 @@ export class KeyVault {
   }
 }
 
-export function isSealed(stored: string): boolean {
-  return stored.startsWith(SEALED_PREFIX);
-}
-
 /**
  * The master key: EAS_MASTER_KEY when set, else the key file of the data directory, created on first use with
  * 32 random bytes, readable by the owner only. Processes that share the data directory may start together: the

@@ -43,7 +43,7 @@ export interface AccessHookOptions {
   tokenCookie: boolean;
   /**
    * A route prefix (`/maximo/api`) on which only this strategy is accepted and every request must carry its
-   * credentials, public routes and unknown URLs included (interface §Alternate route: the API-key route).
+   * credentials, public routes and unknown URLs included (the API-key route, docs/apikeys.md).
    */
   keyOnly?: { prefix: string; strategy: AuthStrategy } | undefined;
 }

@@ -9,7 +9,10 @@ import { verifyPassword } from './password.js';
 import { AuthService } from './service.js';
 import type { SessionDb } from './session-repository.js';
 
-/** Native, BASIC and session-cookie authentication, sessions and their timeouts, CSRF, audit (issue 4). */
+/**
+ * Native, BASIC and session-cookie authentication, sessions and their timeouts, CSRF, audit (src/auth/README.md,
+ * docs/compatibility.md).
+ */
 
 const ASSETS = '/maximo/oslc/os/mxapiasset?lean=1&oslc.select=assetnum&oslc.pageSize=1';
 

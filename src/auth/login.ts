@@ -42,7 +42,7 @@ export interface AddressBlockPolicy {
   seconds: number;
 }
 
-/** The deployed systems' defaults (maximo-notes §4 names the properties). */
+/** The deployed systems' defaults (docs/compatibility.md, "The contract in brief"). */
 export const DEFAULT_ADDRESS_BLOCK: AddressBlockPolicy = { enabled: true, failures: 50, seconds: 30 };
 
 export interface LoginServiceOptions {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthMode } from '../config.js';
-import { isMaximoError } from '../errors.js';
+import { isMaximoError, REASONS } from '../errors.js';
 import { linksFor, type ApiRoot } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
@@ -31,7 +31,7 @@ export interface AuthRoutesOptions {
   cookies: CookiePolicy;
 }
 
-/** The login answer (maximo-notes §5): timeouts in seconds. */
+/** The login answer (docs/compatibility.md, "The contract in brief"): timeouts in seconds. */
 export function loginInfo(settings: AuthSettings): Record<string, unknown> {
   return {
     appserversecurity: settings.mode !== 'native',
@@ -41,7 +41,7 @@ export function loginInfo(settings: AuthSettings): Record<string, unknown> {
   };
 }
 
-/** The profile fields clients read (maximo-notes §5); absent values are left out. */
+/** The profile fields clients read (docs/compatibility.md); absent values are left out. */
 export function whoamiJson(user: UserProfile): Record<string, unknown> {
   const body: Record<string, unknown> = {
     userid: user.userid,
@@ -103,7 +103,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     sendJson(reply, 200, whoamiJson(request.user!)),
   );
 
-  // The API home (maximo-notes §5): links to what this service serves, and the server's identity.
+  // The API home (docs/compatibility.md): links to what this service serves, and the server's identity.
   app.get('/', { config: { access: { kind: 'user' } } }, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const links = linksFor(request, settings.contextRoot, options.root, readFlag(query.relativeuri) === true);
@@ -149,7 +149,7 @@ function formField(body: unknown, name: string): string {
 }
 
 /**
- * FORM login (maximo-notes §5, §10.3): `POST j_security_check` with `j_username` and `j_password`. Success answers
+ * FORM login (docs/compatibility.md): `POST j_security_check` with `j_username` and `j_password`. Success answers
  * 302 to the landing page with the session cookie first and the token cookie second; failure answers browsers with a
  * 302 to the error page and other clients with the 401 error object; never a session.
  */
@@ -212,11 +212,6 @@ export async function loginPageRoutes(
     reply
       .code(200)
       .type('text/html; charset=utf-8')
-      .send(
-        page(
-          'Login failed',
-          'BMXAA7901E - You cannot log in at this time. Contact the system administrator.',
-        ),
-      ),
+      .send(page('Login failed', `BMXAA7901E - ${REASONS.BMXAA7901E.text}`)),
   );
 }

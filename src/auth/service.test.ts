@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
 
-/** The in-memory user profiles every authenticated request reads (issue 4: cached, dropped on security writes). */
+/**
+ * The in-memory user profiles every authenticated request reads (cached, dropped on security writes:
+ * src/auth/README.md).
+ */
 describe('user profiles', () => {
   let t: TestApp;
   before(async () => {

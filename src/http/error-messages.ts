@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { errors } from '../errors.js';
+import { errors, isReasonCode } from '../errors.js';
 import { sendJson } from './reply.js';
 
 /**
  * `moreInfo.href` of every error object points here: `GET <root>/error/messages/<code>` answers the code and the
- * documentation page that explains it, so the link a client follows is never dead.
+ * documentation page that explains it, so the link a client follows is never dead; a code the service does not
+ * send answers 404.
  */
 export async function errorMessageRoutes(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -17,7 +18,8 @@ export async function errorMessageRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const { code } = request.params;
-      if (!/^(BMXAA|EAS)/.test(code)) throw errors.routeNotFound('GET', request.url);
+      // Only the codes this service sends have a page: any other is a link no error object carries.
+      if (!isReasonCode(code)) throw errors.routeNotFound('GET', request.url);
       return sendJson(reply, 200, {
         reasonCode: code,
         documentation: `docs/errors.md#${code.toLowerCase()}`,

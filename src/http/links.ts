@@ -10,7 +10,7 @@ declare module 'fastify' {
   }
 }
 
-/** Which of the two API roots a request came in on; hrefs in the answer follow it (maximo-notes §10.1). */
+/** Which of the two API roots a request came in on; hrefs in the answer follow it (docs/compatibility.md). */
 export type ApiRoot = 'oslc' | 'api';
 
 /**

@@ -10,7 +10,7 @@ const Parameters = function Parameters() {} as unknown as new () => QueryParamet
 Parameters.prototype = Object.create(null) as object;
 
 /**
- * Query strings as clients send them (maximo-notes §10.7): a leading `?&`, empty parameters and repeated ones
+ * Query strings as clients send them (docs/compatibility.md): a leading `?&`, empty parameters and repeated ones
  * (the first wins). Values stay strings; parameter names keep their case (`savedQuery` is case-sensitive).
  */
 export function parseQueryString(text: string): QueryParameters {

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 
 /**
- * Sends a JSON body with `Content-Type: application/json` exactly (maximo-notes §10.8): Fastify appends
+ * Sends a JSON body with `Content-Type: application/json` exactly (docs/compatibility.md): Fastify appends
  * `; charset=utf-8` to serialized objects, but leaves a Buffer's content type as set.
  */
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {

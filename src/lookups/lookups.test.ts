@@ -12,7 +12,7 @@ import { encodeRestId } from '../oslc/rest-id.js';
 import { lookupOf } from './service.js';
 
 /**
- * `getlist~<attr>` (maximo-notes §6, docs/lookups.md): every path shape, every declared lookup, setupdata, errors,
+ * `getlist~<attr>` (docs/lookups.md): every path shape, every declared lookup, setupdata, errors,
  * ETag revalidation, and agreement with the equivalent collection query. Expected members come from the fixture
  * data (the system domains of migration 0002 and the demo rows read from the database), never from the service.
  */
@@ -37,7 +37,7 @@ const ASSETTYPE = ['FACILITIES', 'FLEET', 'IT', 'PRODUCTION', 'TRANSPORTATION'];
 const WORKTYPE = ['CM', 'CP', 'EM', 'EV', 'PM'];
 const COMMODITYGROUP = ['4100', '4200', '4300', '4400', '4500'];
 
-/** The ACTIVE value of LOCASSETSTATUS as a deployed system addresses it (maximo-notes §6). */
+/** The ACTIVE value of LOCASSETSTATUS as a deployed system addresses it (docs/lookups.md). */
 const ACTIVE_STATUS_ID = '_TE9DQVNTRVRTVEFUVVMvT1BFUkFUSU5HL35OVUxMfi9_TlVMTH4vQUNUSVZF';
 
 /** Tables a lookup's record or list comes from; none may change while lookups run. */
@@ -261,7 +261,7 @@ describe('lookups (getlist~)', () => {
   });
 
   describe('domain lookups', () => {
-    test('synonym values are MXAPISYNONYMDOMAIN members shaped as in maximo-notes §6, hrefs dereferenceable', async () => {
+    test('synonym values are MXAPISYNONYMDOMAIN members shaped as in docs/lookups.md, hrefs dereferenceable', async () => {
       const list = await members(
         `${ROOT}/mxapiasset/zombie/getlist~status?lean=1&oslc.select=*&relativeuri=1`,
       );

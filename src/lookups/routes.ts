@@ -32,7 +32,7 @@ const ChildLookupParams = Type.Object({
 });
 
 /**
- * Lookups (`getlist~<attr>`, maximo-notes §6): the value list of an attribute of a record, a child record, a new
+ * Lookups (`getlist~<attr>`, docs/lookups.md): the value list of an attribute of a record, a child record, a new
  * record (`newmbo`) or none (`zombie`). The list is a collection query of the target structure, answered by the
  * same code as `/os/<os>` (`sendCollection`), so select, where, orderBy, paging and counts behave identically.
  */

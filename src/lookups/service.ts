@@ -36,7 +36,7 @@ export interface LookupQuery {
   filters: Filter[];
 }
 
-/** Where the values of each kind of domain are listed (maximo-notes §6). */
+/** Where the values of each kind of domain are listed (docs/lookups.md, "Which attribute lists what"). */
 const DOMAIN_STRUCTURES: Readonly<Record<string, string>> = {
   SYNONYM: 'MXAPISYNONYMDOMAIN',
   ALN: 'MXAPIALNDOMAIN',

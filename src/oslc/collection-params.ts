@@ -8,7 +8,7 @@ import type { QueryRequest } from './query/plan.js';
 import { parseSearchAttributes, parseSearchTerms } from './query/search.js';
 import { parseTimeline } from './query/timeline.js';
 
-/** Parameters of a collection or resource GET, read from the query string (maximo-notes §2). */
+/** Parameters of a collection or resource GET, read from the query string (docs/compatibility.md). */
 export interface CollectionParams {
   query: QueryRequest;
   /** Explicit `lean`, when sent. */
@@ -153,7 +153,7 @@ export function readCollectionParams(params: Readonly<Record<string, string>>): 
   };
 }
 
-/** Empty parameters count as absent (maximo-notes §10.7). */
+/** Empty parameters count as absent, as clients send them (docs/compatibility.md). */
 function nonEmpty(value: string | undefined): value is string {
   return value !== undefined && value.trim() !== '';
 }

@@ -7,7 +7,7 @@ import type { DynamicDatabase } from '../db/schema.js';
 import { encodeRestId } from './rest-id.js';
 
 /**
- * Bad input and refused requests: each gets the error object of maximo-notes §3.1 with its status and reason code,
+ * Bad input and refused requests: each gets the error object of docs/errors.md with its status and reason code,
  * and a refused write leaves every table as it was.
  */
 

@@ -6,7 +6,7 @@ import { childAnchor, encodeRestId } from './rest-id.js';
 import { toJson, type StoredValue } from './values.js';
 
 /**
- * Response stage: members and collections as the deployed systems write them (maximo-notes §1, §2.1, §2.2):
+ * Response stage: members and collections as the deployed systems write them (docs/compatibility.md):
  * lean JSON, or namespaced OSLC JSON (`spi:`, `rdf:`, `oslc:`) when lean is off.
  */
 export interface ResponseOptions {

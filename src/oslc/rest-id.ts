@@ -1,7 +1,7 @@
 /**
- * Rest ids (maximo-notes §1.1): `_` + base64 of the primary-key values joined by `/`, with `+` written `_` and `=`
- * written `-`; a null key part is `~NULL~`. Base64's `/` would split the URL path, so it is written `.`
- * (the notes leave it open; see docs/compatibility.md).
+ * Rest ids (docs/compatibility.md, "Resource ids and hrefs"): `_` + base64 of the primary-key values joined by
+ * `/`, with `+` written `_` and `=` written `-`; a null key part is `~NULL~`. Base64's `/` would split the URL path,
+ * so it is written `.` (the deployed behaviour is not known here).
  */
 const NULL_PART = '~NULL~';
 /** A `/` inside a key value would read as a separator; it is written `~sp~` (and read back). */

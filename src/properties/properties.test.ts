@@ -10,7 +10,7 @@ type User = 'MAXADMIN' | 'WILSON' | 'SMITH';
 const SYSTEM = '/maximo/oslc/service/system';
 const SECRET_KEY = 'properties-test-secret-key';
 
-/** The properties the issue names, each with the default it documents (docs/properties.md for the chosen ones). */
+/** The properties of the contract, each with its default (docs/properties.md, "The registry"). */
 const documentedDefaults: Record<string, string> = {
   'mxe.oslc.webappurl': '',
   'mxe.oslc.collectioncount': '0',

@@ -11,7 +11,7 @@ export interface PropertyRoutesOptions {
   properties: PropertyService;
 }
 
-/** Path of the system service under `/oslc` and `/api` (maximo-notes §7). */
+/** Path of the system service under `/oslc` and `/api` (docs/properties.md). */
 export const SYSTEM_SERVICE_PATH = '/service/system';
 
 /** The service name errors and access refusals speak of. */

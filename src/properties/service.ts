@@ -44,7 +44,7 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
 /**
- * `mxe.oslc.<os>.maxpagesize`: a family of INTEGER properties, one per object structure (maximo-notes §2.5). A
+ * `mxe.oslc.<os>.maxpagesize`: a family of INTEGER properties, one per object structure (docs/properties.md). A
  * member is registered on its first set, under the structure's own name (an alias names the same property), so
  * object structures added later need no migration.
  */

@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppServices } from '../../src/app.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
@@ -65,8 +65,4 @@ export type Json = Record<string, unknown> & {
 /** The JSON body of a response (an empty object for an empty body). */
 export function json(response: LightMyRequestResponse): Json {
   return response.body === '' ? {} : (JSON.parse(response.body) as Json);
-}
-
-export async function request(app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse> {
-  return app.inject(options);
 }

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { decodeCredentials, type LoginService } from '../login.js';
 import type { AuthStrategy } from '../types.js';
 
-/** Native login: header `maxauth: base64(userid:password)` on any request (maximo-notes §5). */
+/** Native login: header `maxauth: base64(userid:password)` on any request (docs/compatibility.md). */
 export function maxauthStrategy(logins: LoginService): AuthStrategy {
   return {
     name: 'maxauth',

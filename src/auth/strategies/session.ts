@@ -7,7 +7,7 @@ import type { AuthStrategy } from '../types.js';
 
 /**
  * A session cookie (`JSESSIONID`) or the token cookie (`LtpaToken2`) of a login. A cookie that names no live session
- * (expired, logged out, unknown) is BMXAA0021E, on which clients log in again (maximo-notes §10.4).
+ * (expired, logged out, unknown) is BMXAA0021E, on which clients log in again (docs/errors.md).
  */
 export function sessionStrategy(sessions: SessionService): AuthStrategy {
   return {

@@ -1,4 +1,4 @@
-import { MaximoError, errors } from '../../errors.js';
+import { errors, type MaximoError } from '../../errors.js';
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../../metadata/registry.js';
 import type { MetadataRegistry } from '../../metadata/registry.js';
 import type { AttributeDef, RelationDef } from '../../metadata/types.js';
@@ -151,10 +151,7 @@ const MAX_RELATION_DEPTH = 4;
 export const MAX_WHERE_VALUES = 1000;
 
 export const unknownAttribute = (name: string, objectName: string): MaximoError =>
-  new MaximoError(400, 'EAS0020E', `The attribute ${name} does not exist on the object ${objectName}.`, {
-    attrName: name,
-    objPath: objectName.toLowerCase(),
-  });
+  errors.unknownAttribute(name, objectName);
 
 /** Plans a query; `now` is the instant relative time lines are measured from. */
 export function planQuery(
@@ -525,12 +522,7 @@ function toStoredOrThrow(column: ColumnRef, raw: unknown): StoredValue {
 const INTEGER_TYPES: ReadonlySet<string> = new Set(['INTEGER', 'BIGINT']);
 
 function wrongLiteral(column: ColumnRef, raw: string): MaximoError {
-  return new MaximoError(
-    400,
-    'EAS0021E',
-    `The value ${raw} is not valid for the attribute ${column.attribute.name} of type ${column.attribute.type}.`,
-    { attrName: column.attribute.name, attrValue: raw, objPath: column.object.name.toLowerCase() },
-  );
+  return errors.queryValueNotValid(raw, column.attribute.name, column.attribute.type, column.object.name);
 }
 
 export function planOrder(object: ObjectMeta, orderBy: OrderByClause | undefined): OrderPlan[] {

@@ -28,7 +28,8 @@ import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { lookupRoutes } from './lookups/routes.js';
-import { DEFAULT_IDLE_EXPIRY_SECONDS, oslcRoutes } from './oslc/routes.js';
+import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
+import { oslcRoutes } from './oslc/routes.js';
 import { propertyRoutes } from './properties/routes.js';
 import { createServices, type ServiceGraph } from './services.js';
 import { systemRoutes } from './system/routes.js';
@@ -213,7 +214,7 @@ function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {
   return request.url.startsWith(`${contextRoot}/api`) ? 'api' : 'oslc';
 }
 
-/** Maps every failure to the error object (maximo-notes §3); nothing internal reaches the client. */
+/** Maps every failure to the error object (docs/errors.md); nothing internal reaches the client. */
 export function toMaximoError(error: unknown): MaximoError {
   if (isMaximoError(error)) return error;
   const refusedByDatabase = databaseInputError(error);

@@ -7,6 +7,7 @@ import { errors, MaximoError } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { resolveChildPath, type ChildStep, type ChildTarget } from './child-path.js';
+import type { SelectClause } from './query/ast.js';
 import { compileStableMembers, type PageWindow } from './query/compile.js';
 import {
   CompiledPages,
@@ -68,6 +69,24 @@ export interface StablePageQuery {
   /** Seconds a set may stay unused before it expires. */
   idleSeconds: number;
   reader?: UserProfile | null;
+}
+
+/** A read of one resource at its own address: none of the collection's filters apply to it. */
+export interface OneResourceQuery {
+  structure: ObjectStructure;
+  /** The request's query; its `select` decides what is read (see `select`), its filters are ignored. */
+  query: QueryRequest;
+  /** What to read when not the query's own selection. */
+  select: SelectClause;
+  /** What selects the one member: its unique id, and for a child member its parent's scope. */
+  filters: readonly Filter[];
+  /** Who reads, for read transforms (see `addReadTransform`). */
+  reader?: UserProfile | null;
+}
+
+export interface OneResource {
+  member: MemberRecord;
+  domains: DomainSnapshot;
 }
 
 /** What a write request may add to its writes: `transactionid` and `If-Match` (docs/compatibility.md, "Writes"). */
@@ -307,6 +326,38 @@ export class ResourceService {
   /** An object structure by name or alias (BULK elements name their member by href). */
   findObjectStructure(name: string): ObjectStructure | undefined {
     return this.metadata.findObjectStructure(name);
+  }
+
+  /** One member read as its own address answers it, or nothing when the filters select none. */
+  async readOne(read: OneResourceQuery): Promise<OneResource | undefined> {
+    const query: QueryRequest = {
+      ...read.query,
+      select: read.select,
+      where: undefined,
+      savedQuery: undefined,
+      search: undefined,
+      timeline: undefined,
+    };
+    const page = await this.page({
+      plan: this.plan(read.structure, query),
+      window: { limit: 1, offset: 0 },
+      extraFilters: read.filters,
+      withCount: false,
+      reader: read.reader,
+    });
+    const member = page.members[0];
+    return member && { member, domains: page.domains };
+  }
+
+  /** A resource of a structure by unique id, as a GET reads it; not found when it does not exist. */
+  async readResource(
+    structure: ObjectStructure,
+    uniqueId: number,
+    read: Pick<OneResourceQuery, 'query' | 'select' | 'reader'>,
+  ): Promise<OneResource> {
+    const found = await this.readOne({ ...read, structure, filters: [this.byUniqueId(structure, uniqueId)] });
+    if (!found) throw errors.resourceNotFound(structure.name, String(uniqueId));
+    return found;
   }
 
   /** Plan filter that selects one member by unique id (single-resource reads reuse the collection path). */

@@ -16,7 +16,7 @@ import {
 } from './child-path.js';
 import { isMergePatch, methodOverride, propertiesOfWrite } from './bodies.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
-import type { SelectClause } from './query/ast.js';
+import type { SelectClause } from './query/index.js';
 import { childMemberJson, resourceJson } from './response.js';
 import { sendCollection } from './collection-reply.js';
 import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';

@@ -9,11 +9,9 @@ import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
-import type { SelectClause, SelectItem } from './query/ast.js';
-import type { MemberRecord } from './query/execute.js';
+import { apiMetaJson, type MemberRecord, type SelectClause, type SelectItem } from './query/index.js';
 import { actionOf, collectionAction, memberAction } from './actions.js';
 import { schemaRoutes } from './schema-routes.js';
-import { apiMetaJson } from './query/apimeta.js';
 import { memberJson, resourceJson, restIdOf } from './response.js';
 import {
   CollectionBody,

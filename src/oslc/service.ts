@@ -7,33 +7,30 @@ import { errors, MaximoError } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { resolveChildPath, type ChildStep, type ChildTarget } from './child-path.js';
-import type { SelectClause } from './query/ast.js';
-import { compileStableMembers, type PageWindow } from './query/compile.js';
 import {
   CompiledPages,
+  compileStableMembers,
+  createStableSet,
   executeCount,
   executeDistinct,
   executeGroupBy,
   executePage,
   executeStablePage,
+  type Filter,
   type GroupRecord,
   type MemberRecord,
-} from './query/execute.js';
-import {
+  newStableId,
+  type PageWindow,
   planFilters,
   planQuery,
-  unknownAttribute,
-  type Filter,
   type QueryPlan,
   type QueryRequest,
-} from './query/plan.js';
-import {
-  createStableSet,
-  newStableId,
+  type SelectClause,
   STABLE_ID,
-  touchStableSet,
   type StableSetOwner,
-} from './query/stable-pages.js';
+  touchStableSet,
+  unknownAttribute,
+} from './query/index.js';
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 import { ColumnLimits } from './column-limits.js';

@@ -161,7 +161,7 @@ export async function sendCollection(
       href: `${base}${texts.visible}`,
       pageNumber: params.pageNumber,
       ...(page.hasMore && { nextHref: pageHref(base, texts, params.pageNumber + 1, stableId) }),
-      // Stable pages are read forwards only (docs/compatibility.md, "Paging and order").
+      // Stable pages are read forwards only (src/oslc/query/README.md, "Paging").
       ...(params.pageNumber > 1 &&
         stableId === undefined && { previousHref: pageHref(base, texts, params.pageNumber - 1) }),
       ...(page.totalCount !== undefined && {

@@ -20,7 +20,10 @@ export interface OslcRoutesOptions {
   collectionCount?: () => boolean;
 }
 
-/** Idle expiry of stable page sets when no system property says otherwise (5 minutes; src/oslc/query/README.md, "Paging"). */
+/**
+ * Idle expiry of stable page sets when no system property says otherwise: 5 minutes (src/oslc/query/README.md,
+ * "Paging").
+ */
 export const DEFAULT_IDLE_EXPIRY_SECONDS = 300;
 
 /** /oslc answers namespaced JSON unless `lean=1`; /api answers lean JSON unless `lean=0` (docs/compatibility.md). */

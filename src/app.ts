@@ -1,30 +1,24 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { apiKeyRoutes } from './apikeys/routes.js';
-import { ApiKeyService } from './apikeys/service.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
 import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
 import { registerAccessHook } from './auth/hook.js';
-import { LdapDirectory } from './auth/ldap.js';
-import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import {
   authRoutes,
   FORM_BODY_LIMIT,
+  type AuthRoutesOptions,
   formLoginRoutes,
   loginPageRoutes,
   type AuthSettings,
 } from './auth/routes.js';
-import { SessionService } from './auth/sessions.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
-import { AuthService } from './auth/service.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
 import { DEFAULT_BODY_LIMIT, type AppConfig } from './config.js';
 import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
-import type { DynamicDatabase } from './db/schema.js';
-import { DomainCache } from './domains/domain-cache.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
@@ -34,16 +28,11 @@ import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { lookupRoutes } from './lookups/routes.js';
-import { LookupService } from './lookups/service.js';
-import { MetadataRegistry } from './metadata/registry.js';
-import { DEFAULT_IDLE_EXPIRY_SECONDS, oslcRoutes } from './oslc/routes.js';
-import { ResourceService } from './oslc/service.js';
+import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
+import { oslcRoutes } from './oslc/routes.js';
 import { propertyRoutes } from './properties/routes.js';
-import { PropertyService } from './properties/service.js';
+import { createServices, type ServiceGraph } from './services.js';
 import { systemRoutes } from './system/routes.js';
-import { SystemService } from './system/service.js';
-import type { Kysely } from 'kysely';
-import type { SessionDb } from './auth/session-repository.js';
 
 /** A route as registered, with what it requires (the shared access test walks every one). */
 export interface RouteSummary {
@@ -52,17 +41,9 @@ export interface RouteSummary {
   access: Access | undefined;
 }
 
-export interface AppServices {
+export interface AppServices extends ServiceGraph {
   /** Every route of the API, collected as modules register them. */
   routes: RouteSummary[];
-  metadata: MetadataRegistry;
-  auth: AuthService;
-  domains: DomainCache;
-  resources: ResourceService;
-  properties: PropertyService;
-  sessions: SessionService;
-  logins: LoginService;
-  apiKeys: ApiKeyService;
 }
 
 export interface BuiltApp {
@@ -148,74 +129,15 @@ export async function buildApp(
   });
   guardListener(app.server, config);
 
-  const db = storage.db as unknown as Kysely<DynamicDatabase>;
-  const metadata = new MetadataRegistry();
-  const domains = new DomainCache(db);
-  const auth = new AuthService(storage.db);
-  await domains.listen(storage.bus);
-  await auth.listen(storage.bus);
-  const resources = new ResourceService(storage, metadata, domains);
-  const properties = new PropertyService(storage, {
-    serverName: config.serverName,
-    metadata,
-    domains,
-    secretKey: config.secretKey,
-    log: app.log,
-  });
-  await properties.start();
+  const graph = await createServices(config, storage, app.log);
+  const { auth, metadata, properties, sessions, logins, apiKeys } = graph;
+  app.addHook('onClose', () => graph.close());
   app.decorate(
     'publicBase',
     publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),
   );
-  app.addHook('onClose', () => properties.close());
   const routes: RouteSummary[] = [];
-  const sessions = new SessionService({
-    db: storage.db as unknown as SessionDb,
-    bus: storage.bus,
-    idleMinutes: config.auth.sessionIdleMinutes,
-    maxMinutes: config.auth.sessionMaxMinutes,
-    maxPerUser: config.auth.sessionsPerUser,
-    onBackgroundError: (error) => app.log.error({ err: error }, 'session bookkeeping failed'),
-  });
-  const logins = new LoginService({
-    db: storage.db,
-    bus: storage.bus,
-    auth,
-    mode: config.auth.mode,
-    directory: config.auth.ldap && new LdapDirectory(config.auth.ldap),
-    maxFailedLogins: config.auth.maxFailedLogins,
-    lockoutMinutes: config.auth.lockoutMinutes,
-    addressBlock: () => ({
-      enabled: properties.getFlag('mxe.sec.IPblock') ?? DEFAULT_ADDRESS_BLOCK.enabled,
-      failures: properties.getInteger('mxe.sec.IPblock.num') ?? DEFAULT_ADDRESS_BLOCK.failures,
-      seconds: properties.getInteger('mxe.sec.IPblock.sec') ?? DEFAULT_ADDRESS_BLOCK.seconds,
-    }),
-    logError: (error, what) => app.log.error({ err: error }, what),
-  });
-  await sessions.listen();
-  await logins.listen();
-  resources.addWriteObserver(logins.reactivationObserver);
-  app.addHook('onClose', () => logins.flush());
-  const apiKeys = new ApiKeyService({
-    storage,
-    properties,
-    masterKey: config.apiKeys.masterKey,
-    dataDir: config.dataDir,
-  });
-  await apiKeys.start();
-  resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
-  resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
-  const services: AppServices = {
-    routes,
-    metadata,
-    auth,
-    domains,
-    resources,
-    properties,
-    sessions,
-    logins,
-    apiKeys,
-  };
+  const services: AppServices = { ...graph, routes };
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
@@ -242,24 +164,6 @@ export async function buildApp(
     tokenCookie: config.auth.mode === 'appserver',
   });
 
-  const api = {
-    contextRoot: config.contextRoot,
-    resources,
-    maxPageSize: (osName: string) => properties.maxPageSize(osName),
-    idleExpiry: () => properties.getInteger('mxe.oslc.idleexiry') ?? DEFAULT_IDLE_EXPIRY_SECONDS,
-    collectionCount: () => properties.getFlag('mxe.oslc.collectioncount') === true,
-  };
-  await app.register(oslcRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...api });
-  await app.register(oslcRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...api });
-  const lookups = new LookupService(db, metadata, domains, resources);
-  await app.register(lookupRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...api, lookups });
-  await app.register(lookupRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...api, lookups });
-  await app.register(errorMessageRoutes, { prefix: `${config.contextRoot}/oslc` });
-  await app.register(errorMessageRoutes, { prefix: `${config.contextRoot}/api` });
-  await app.register(propertyRoutes, { prefix: `${config.contextRoot}/oslc`, properties });
-  await app.register(propertyRoutes, { prefix: `${config.contextRoot}/api`, properties });
-  await app.register(apiKeyRoutes, { prefix: `${config.contextRoot}/oslc`, apiKeys });
-  await app.register(apiKeyRoutes, { prefix: `${config.contextRoot}/api`, apiKeys });
   const authSettings: AuthSettings = {
     mode: config.auth.mode,
     idleMinutes: config.auth.sessionIdleMinutes,
@@ -267,21 +171,43 @@ export async function buildApp(
     serverName: config.serverName,
     contextRoot: config.contextRoot,
   };
-  const login = { settings: authSettings, sessions, logins, cookies };
-  await app.register(authRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...login });
-  await app.register(authRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...login });
-  await app.register(formLoginRoutes, { prefix: config.contextRoot, ...login });
-  await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...login });
+  const modules = { config, services: graph, login: { settings: authSettings, sessions, logins, cookies } };
+  await app.register(apiModules, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...modules });
+  await app.register(apiModules, { prefix: `${config.contextRoot}/api`, root: 'api', ...modules });
+  // The FORM login answers at the context root as deployed servers do, and under /oslc; its page at the root only.
+  await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
+  await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
-  const system = {
-    contextRoot: config.contextRoot,
-    metadata,
-    system: new SystemService(storage, config.serverName),
-  };
-  await app.register(systemRoutes, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...system });
-  await app.register(systemRoutes, { prefix: `${config.contextRoot}/api`, root: 'api', ...system });
 
   return { app, services };
+}
+
+interface ApiModulesOptions {
+  root: ApiRoot;
+  config: AppConfig;
+  services: ServiceGraph;
+  login: Omit<AuthRoutesOptions, 'root'>;
+}
+
+/** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
+async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Promise<void> {
+  const { root, config, services } = options;
+  const { resources, properties, apiKeys, lookups, metadata, system } = services;
+  const api = {
+    root,
+    contextRoot: config.contextRoot,
+    resources,
+    maxPageSize: (osName: string) => properties.maxPageSize(osName),
+    idleExpiry: () => properties.getInteger('mxe.oslc.idleexiry') ?? DEFAULT_IDLE_EXPIRY_SECONDS,
+    collectionCount: () => properties.getFlag('mxe.oslc.collectioncount') === true,
+  };
+  await app.register(oslcRoutes, api);
+  await app.register(lookupRoutes, { ...api, lookups });
+  await app.register(errorMessageRoutes);
+  await app.register(propertyRoutes, { properties });
+  await app.register(apiKeyRoutes, { apiKeys });
+  await app.register(authRoutes, { root, ...options.login });
+  await app.register(systemRoutes, { root, contextRoot: config.contextRoot, metadata, system });
 }
 
 function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {
@@ -327,7 +253,11 @@ function bodyLimitOf(request: FastifyRequest, config: AppConfig): number {
   return request.routeOptions.url?.endsWith('/j_security_check') ? FORM_BODY_LIMIT : config.bodyLimit;
 }
 
-function registerErrorContract(app: FastifyInstance, config: AppConfig, sessions: SessionService): void {
+function registerErrorContract(
+  app: FastifyInstance,
+  config: AppConfig,
+  sessions: ServiceGraph['sessions'],
+): void {
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
     if (maximo.status >= 500) {

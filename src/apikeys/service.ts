@@ -5,7 +5,7 @@ import { EVERYTHING_CHANGED } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
 import { errors } from '../errors.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
-import type { WriteRuleContext, WriteRules } from '../oslc/service.js';
+import type { WriteRuleContext, WriteRules } from '../oslc/write-extensions.js';
 import type { StoredValue } from '../oslc/values.js';
 import {
   deleteKey,

@@ -4,7 +4,7 @@ import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import { isDatabaseUnavailable } from '../db/faults.js';
 import type { Database } from '../db/schema.js';
 import { errors, isMaximoError } from '../errors.js';
-import type { WriteObserver } from '../oslc/service.js';
+import type { WriteObserver } from '../oslc/write-extensions.js';
 import { Echoes } from './echoes.js';
 import type { LdapDirectory } from './ldap.js';
 import { findCredentials, mayLogIn } from './repository.js';

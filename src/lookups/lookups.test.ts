@@ -6,8 +6,7 @@ import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test
 import type { DynamicDatabase } from '../db/schema.js';
 import { baseObjects } from '../metadata/objects/index.js';
 import { MetadataRegistry } from '../metadata/registry.js';
-import { parseWhere } from '../oslc/query/parse.js';
-import { planFilter } from '../oslc/query/plan.js';
+import { parseWhere, planFilter } from '../oslc/query/index.js';
 import { encodeRestId } from '../oslc/rest-id.js';
 import { lookupOf } from './service.js';
 

@@ -6,7 +6,8 @@ import { errors } from '../errors.js';
 import { linksFor } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import type { ObjectStructure } from '../metadata/registry.js';
-import { sendCollection, type OslcRoutesOptions } from '../oslc/routes.js';
+import { sendCollection } from '../oslc/collection-reply.js';
+import type { OslcRoutesOptions } from '../oslc/route-options.js';
 import { QueryStringSchema } from '../oslc/schemas.js';
 import type { LookupPath, LookupService } from './service.js';
 

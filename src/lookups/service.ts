@@ -5,14 +5,14 @@ import { errors } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import type { AttributeDef, DomainLookup, LookupDef, TableLookup } from '../metadata/types.js';
 import { parsed } from '../oslc/collection-params.js';
-import { parseWhere } from '../oslc/query/parse.js';
 import {
-  planFilter,
-  unknownAttribute,
   type ColumnRef,
   type Filter,
+  parseWhere,
+  planFilter,
   type Predicate,
-} from '../oslc/query/plan.js';
+  unknownAttribute,
+} from '../oslc/query/index.js';
 import { findAll, findByKeys, findByUniqueId, type Row } from '../oslc/repository.js';
 import { decodeRestId } from '../oslc/rest-id.js';
 import type { ResourceService } from '../oslc/service.js';

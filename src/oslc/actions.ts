@@ -5,7 +5,8 @@ import type { AttributeDef } from '../metadata/types.js';
 import { methodOverride, propertiesOfWrite } from './bodies.js';
 import { readCollectionParams } from './collection-params.js';
 import { PREFIXES } from './response.js';
-import { isLean, sendWritten, type OslcRoutesOptions } from './routes.js';
+import { isLean, type OslcRoutesOptions } from './route-options.js';
+import { sendWritten } from './routes.js';
 import type { StatusChange } from './service.js';
 import { sendJson } from '../http/reply.js';
 import { toJson, toStored } from './values.js';
@@ -66,7 +67,7 @@ export async function memberAction(
   const select = propertiesOfWrite(request);
   const uniqueId = await options.resources.changeStatus(structure, id, change, request.user!);
   const params = readCollectionParams(request.query as Record<string, string>);
-  return sendWritten(request, reply, options, structure, uniqueId, params, 204, select);
+  return sendWritten(request, reply, options, { structure, uniqueId, params, wanted: select }, 204);
 }
 
 function objectBody(body: unknown, optional: boolean): Record<string, unknown> {

@@ -2,8 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 import { forgiveContentType } from '../http/wire.js';
 import { parsed } from './collection-params.js';
-import type { SelectClause } from './query/ast.js';
-import { parseSelect } from './query/parse.js';
+import { parseSelect, type SelectClause } from './query/index.js';
 
 /**
  * How write bodies and write headers are read, as forgivingly as the deployed systems read them

@@ -8,10 +8,10 @@ import { sendJson } from '../http/reply.js';
 import type { ObjectStructure } from '../metadata/registry.js';
 import { isMergePatch, methodOverride, propertiesOfWrite } from './bodies.js';
 import { parsed, readCollectionParams } from './collection-params.js';
-import type { SelectClause } from './query/ast.js';
-import { parseSelect } from './query/parse.js';
+import { parseSelect, type SelectClause } from './query/index.js';
 import { restIdOf } from './response.js';
-import { resourceBody, sendWritten, type OslcRoutesOptions } from './routes.js';
+import type { OslcRoutesOptions } from './route-options.js';
+import { resourceBody, sendWritten } from './routes.js';
 import { writeOptionsOf } from './write-options.js';
 
 /**
@@ -181,7 +181,7 @@ async function bulkElement(
   const params = readCollectionParams(request.query as Record<string, string>);
   // Without properties only the key is read, for the Location.
   const select = write.properties ?? parsed(parseSelect, structure.root.object.keys[0]!);
-  const { json, member } = await resourceBody(request, options, structure, uniqueId, params, select);
+  const { json, member } = await resourceBody(request, options, { structure, uniqueId, params, select });
   const links = linksFor(request, options.contextRoot, options.root, false);
   const location = resourceHref(links, (request.params as { os: string }).os.toLowerCase(), restIdOf(member));
   const created = write.method === 'create';
@@ -216,5 +216,11 @@ export async function sendSync(
     mayUpdate: canUpdate,
   });
   const params = readCollectionParams(request.query as Record<string, string>);
-  return sendWritten(request, reply, options, structure, uniqueId, params, created ? 201 : 204, select);
+  return sendWritten(
+    request,
+    reply,
+    options,
+    { structure, uniqueId, params, wanted: select },
+    created ? 201 : 204,
+  );
 }

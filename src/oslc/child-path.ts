@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DynamicDatabase } from '../db/schema.js';
 import { errors } from '../errors.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
-import type { ColumnRef, Filter } from './query/plan.js';
+import type { ColumnRef, Filter } from './query/index.js';
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 

@@ -16,10 +16,11 @@ import {
 } from './child-path.js';
 import { isMergePatch, methodOverride, propertiesOfWrite } from './bodies.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
-import type { SelectClause } from './query/ast.js';
-import type { QueryRequest } from './query/plan.js';
+import type { SelectClause } from './query/index.js';
 import { childMemberJson, resourceJson } from './response.js';
-import { fullSelect, responseOptionsFor, sendCollection, type OslcRoutesOptions } from './routes.js';
+import { sendCollection } from './collection-reply.js';
+import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
+import { fullSelect } from './routes.js';
 import { ChildParams, QueryStringSchema, WriteHeaders } from './schemas.js';
 import { checkIfMatch, etagOf } from './service.js';
 import { writeOptionsOf } from './write-options.js';
@@ -158,28 +159,17 @@ async function sendChildMember(
   select?: SelectClause,
 ): Promise<FastifyReply> {
   const params: CollectionParams = readCollectionParams(request.query as Record<string, string>);
-  const selectClause = select ?? params.query.select ?? { items: fullSelect(target.node) };
   // A member is addressed by its localref: none of the collection's filters apply to it.
-  const query: QueryRequest = {
-    ...params.query,
-    select: selectClause,
-    where: undefined,
-    savedQuery: undefined,
-    search: undefined,
-    timeline: undefined,
-  };
-  const structure = childStructure(address.structure, target.node, address.path);
-  const plan = options.resources.plan(structure, query);
-  const page = await options.resources.page({
-    plan,
-    window: { limit: 1, offset: 0 },
-    extraFilters: [childScope(target.node, target.parent), uniqueIdFilter(target.node, memberId)],
-    withCount: false,
+  const found = await options.resources.readOne({
+    structure: childStructure(address.structure, target.node, address.path),
+    query: params.query,
+    select: select ?? params.query.select ?? { items: fullSelect(target.node) },
+    filters: [childScope(target.node, target.parent), uniqueIdFilter(target.node, memberId)],
     reader: request.user,
   });
-  const member = page.members[0];
-  if (!member) throw errors.resourceNotFound(target.node.object.name, String(memberId));
-  const shaping = { ...responseOptionsFor(request, options, params), domains: page.domains };
+  if (!found) throw errors.resourceNotFound(target.node.object.name, String(memberId));
+  const { member, domains } = found;
+  const shaping = { ...responseOptionsFor(request, options, params), domains };
   reply.header('etag', etagOf(member.values.rowstamp));
   const json = childMemberJson(member, shaping, target.parentNode.object.name, address.href);
   return sendJson(reply, status, resourceJson(json, shaping));

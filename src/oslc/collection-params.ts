@@ -1,12 +1,20 @@
 import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
 import { BoundedCache } from '../util/bounded-cache.js';
-import type { OrderByClause, SelectClause, WhereClause } from './query/ast.js';
-import { QueryParseError } from './query/ast.js';
-import { parseGroupBy, parseOrderBy, parseSelect, parseWhere } from './query/parse.js';
-import type { QueryRequest } from './query/plan.js';
-import { parseSearchAttributes, parseSearchTerms } from './query/search.js';
-import { parseTimeline } from './query/timeline.js';
+import {
+  type OrderByClause,
+  parseGroupBy,
+  parseOrderBy,
+  parseSearchAttributes,
+  parseSearchTerms,
+  parseSelect,
+  parseTimeline,
+  parseWhere,
+  QueryParseError,
+  type QueryRequest,
+  type SelectClause,
+  type WhereClause,
+} from './query/index.js';
 
 /** Parameters of a collection or resource GET, read from the query string (docs/compatibility.md). */
 export interface CollectionParams {

@@ -3,9 +3,14 @@ import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import type { DynamicDatabase } from '../db/schema.js';
-import { compileGroupBy } from './query/compile.js';
-import { parseGroupBy, parseOrderBy, parseWhere } from './query/parse.js';
-import { planFilters, planQuery } from './query/plan.js';
+import {
+  compileGroupBy,
+  parseGroupBy,
+  parseOrderBy,
+  parseWhere,
+  planFilters,
+  planQuery,
+} from './query/index.js';
 
 /** Group-by (`gbcols`, `gbsortby`): grouped SQL through the same plan and compile stages as every query. */
 

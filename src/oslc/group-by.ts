@@ -1,5 +1,4 @@
-import type { GroupRecord } from './query/execute.js';
-import type { GroupPlan } from './query/plan.js';
+import type { GroupPlan, GroupRecord } from './query/index.js';
 import { toJson, type StoredValue } from './values.js';
 
 /**

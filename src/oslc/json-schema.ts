@@ -1,6 +1,6 @@
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import type { AttributeDef, MaxType } from '../metadata/types.js';
-import type { NodePlan } from './query/plan.js';
+import type { NodePlan } from './query/index.js';
 
 /**
  * JSON Schema of object structures (docs/compatibility.md, "JSON schemas"): `GET <root>/jsonschemas/<os>` and

@@ -1,7 +1,6 @@
 import type { DomainSnapshot } from '../domains/domain-cache.js';
 import { collectionHref, resourceHref, type Links } from '../http/links.js';
-import type { MemberRecord } from './query/execute.js';
-import type { NodePlan, SelectedAttribute } from './query/plan.js';
+import type { MemberRecord, NodePlan, SelectedAttribute } from './query/index.js';
 import { childAnchor, encodeRestId } from './rest-id.js';
 import { toJson, type StoredValue } from './values.js';
 

@@ -3,22 +3,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { hasRight } from '../auth/hook.js';
 import type { Right } from '../auth/types.js';
 import { errors } from '../errors.js';
-import { collectionHref, linksFor, resourceHref, type ApiRoot, type Links } from '../http/links.js';
+import { linksFor, resourceHref } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
-import { BoundedCache } from '../util/bounded-cache.js';
 import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
-import type { SelectClause, SelectItem } from './query/ast.js';
-import type { MemberRecord } from './query/execute.js';
+import { apiMetaJson, type MemberRecord, type SelectClause, type SelectItem } from './query/index.js';
 import { actionOf, collectionAction, memberAction } from './actions.js';
-import { groupsJson } from './group-by.js';
-import { selectedSchema } from './json-schema.js';
 import { schemaRoutes } from './schema-routes.js';
-import { apiMetaJson } from './query/apimeta.js';
-import { pageSizeExceeded, type Filter, type QueryRequest } from './query/plan.js';
-import { collectionJson, memberJson, resourceJson, restIdOf, type ResponseOptions } from './response.js';
+import { memberJson, resourceJson, restIdOf } from './response.js';
 import {
   CollectionBody,
   QueryStringSchema,
@@ -28,32 +22,12 @@ import {
 } from './schemas.js';
 import { sendBulk, sendSync } from './bulk.js';
 import { childRoutes } from './child-routes.js';
-import { etagOf, type PageOfMembers, type ResourceService } from './service.js';
+import { sendCollection } from './collection-reply.js';
+import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
+import { etagOf } from './service.js';
 import { writeOptionsOf } from './write-options.js';
-import { toJson } from './values.js';
 
-export interface OslcRoutesOptions {
-  root: ApiRoot;
-  contextRoot: string;
-  resources: ResourceService;
-  /**
-   * Largest page a client may ask for on an object structure (canonical name, `MXAPIASSET`); a larger
-   * `oslc.pageSize` is refused (`mxe.oslc.maxpagesize`, `mxe.oslc.<os>.maxpagesize`).
-   */
-  maxPageSize: (osName: string) => number;
-  /** Seconds a stable page set may stay unused before it expires (`mxe.oslc.idleexiry`). */
-  idleExpiry: () => number;
-  /** Whether every collection answer carries `totalCount` (`mxe.oslc.collectioncount`, docs/compatibility.md). */
-  collectionCount?: () => boolean;
-}
-
-/** Idle expiry of stable page sets when no system property says otherwise (maximo-notes §2.5: 5 minutes). */
-export const DEFAULT_IDLE_EXPIRY_SECONDS = 300;
-
-/** Parameters that must never be echoed into hrefs (a key in a URL is a secret already exposed once). */
-const SECRET_PARAMETERS = new Set(['apikey']);
-
-/** Object-structure resources: collections, members, and their writes (maximo-notes §1, §2, §10). */
+/** Object-structure resources: collections, members, and their writes (docs/compatibility.md). */
 export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOptions): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const { resources } = options;
@@ -106,7 +80,7 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       if (action !== undefined) throw errors.unknownAction(action, structure.name);
       const params = readCollectionParams(request.query);
       const uniqueId = await resources.resolveId(structure, request.params.id);
-      return sendResource(request, reply, options, structure, uniqueId, params, 200);
+      return sendResource(request, reply, options, { structure, uniqueId, params }, 200);
     },
   );
 
@@ -137,7 +111,7 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
         throw errors.badRequest('An array body is a BULK request: send x-method-override: BULK.');
       const uniqueId = await resources.create(structure, body, request.user!, writeOptionsOf(request));
       const params = readCollectionParams(request.query);
-      return sendWritten(request, reply, options, structure, uniqueId, params, 201, select);
+      return sendWritten(request, reply, options, { structure, uniqueId, params, wanted: select }, 201);
     },
   );
 
@@ -179,16 +153,8 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
           ...writeOptionsOf(request),
         },
       );
-      return sendWritten(
-        request,
-        reply,
-        options,
-        structure,
-        uniqueId,
-        readCollectionParams(request.query),
-        204,
-        select,
-      );
+      const params = readCollectionParams(request.query);
+      return sendWritten(request, reply, options, { structure, uniqueId, params, wanted: select }, 204);
     },
   );
 
@@ -229,162 +195,6 @@ function collectionPostRight(request: FastifyRequest): Right {
   return methodOverride(request) === 'BULK' ? 'read' : 'insert';
 }
 
-/**
- * What a collection answer covers when it is not an object structure's own collection: a lookup (src/lookups)
- * answers members of a target structure, narrowed by filters computed from a record, at its own address.
- */
-export interface CollectionScope {
-  /** Filters beyond the query's own. */
-  extraFilters?: readonly Filter[];
-  /** Structure name used in member hrefs (default: the name in the path). */
-  osName?: string;
-  /** Address of this collection without query (default: the structure's collection); page links build on it. */
-  href?: string;
-  /** The `href` of the collection itself when it is not the structure's (a child collection). */
-  collectionHref?: string;
-  /** Object structure whose page-size limit and stable page sets apply (default: `structure`'s name). */
-  structureName?: string;
-  /** Selection when the request has no `oslc.select` (default: member hrefs only). */
-  defaultSelect?: SelectClause;
-  /** How a member is written (default: `memberJson`); `index` is its position in this answer. */
-  member?: (record: MemberRecord, options: ResponseOptions, index: number) => Record<string, unknown>;
-}
-
-/** What a collection request's query string alone decides. */
-interface QueryTexts {
-  params: CollectionParams;
-  /** `?` and the request's parameters as the page's own href shows them (secrets left out), or nothing. */
-  visible: string;
-  /** The visible parameters but `pageno` and `stableId`, encoded: page links put those two first. */
-  pageRest: string;
-}
-
-const textsByQuery = new BoundedCache<string, QueryTexts>(512);
-
-/**
- * The collection parameters and link texts of a request, kept by the text of its query string: they depend on
- * nothing else, and clients send the same queries again and again (page after page, poll after poll).
- */
-function queryTextsOf(request: FastifyRequest): QueryTexts {
-  const at = request.url.indexOf('?');
-  const text = at === -1 ? '' : request.url.slice(at + 1);
-  return textsByQuery.getOrCompute(text, () => {
-    const query = request.query as Readonly<Record<string, string>>;
-    const visible = Object.entries(query).filter(([name]) => !SECRET_PARAMETERS.has(name.toLowerCase()));
-    // `addschema` is not repeated in page links: the schema comes with the first page (docs/compatibility.md).
-    const rest = visible.filter(([name]) => name !== 'pageno' && name !== 'stableId' && name !== 'addschema');
-    return {
-      params: readCollectionParams(query),
-      visible: visible.length === 0 ? '' : `?${new URLSearchParams(visible).toString()}`,
-      pageRest: new URLSearchParams(rest).toString(),
-    };
-  });
-}
-
-/**
- * The address of another page: `pageno` first (as the deployed systems write it), then `stableId` if any. (A
- * module function, not a closure per request: the dev runner names every closure it creates, at a cost.)
- */
-function pageHref(base: string, texts: QueryTexts, pageNumber: number, stableId?: string): string {
-  const first = new URLSearchParams([
-    ['pageno', String(pageNumber)],
-    ...(stableId === undefined ? [] : [['stableId', stableId]]),
-  ]).toString();
-  return `${base}?${texts.pageRest === '' ? first : `${first}&${texts.pageRest}`}`;
-}
-
-/** A collection GET: count, distinct values, or one page of members (maximo-notes §2, §10.10). */
-export async function sendCollection(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  options: OslcRoutesOptions,
-  structure: ObjectStructure,
-  scope: CollectionScope = {},
-): Promise<FastifyReply> {
-  const { resources } = options;
-  const extraFilters = scope.extraFilters ?? [];
-  const texts = queryTextsOf(request);
-  const { params } = texts;
-  const query =
-    scope.defaultSelect !== undefined && params.query.select === undefined
-      ? { ...params.query, select: scope.defaultSelect }
-      : params.query;
-  const plan = resources.plan(structure, query, params.planKey);
-  const structureName = scope.structureName ?? structure.name;
-  const responseOptions = {
-    ...responseOptionsFor(request, options, params),
-    ...(scope.osName !== undefined && { osName: scope.osName }),
-  };
-  if (plan.groupBy) {
-    const groups = await resources.groups(plan, extraFilters);
-    const base = scope.href ?? collectionHref(responseOptions.links, responseOptions.osName);
-    const query = request.query as Readonly<Record<string, string>>;
-    return sendJson(reply, 200, groupsJson(groups, plan.groupBy, base, query));
-  }
-  if (params.countOnly)
-    return sendJson(reply, 200, { totalCount: await resources.count(plan, extraFilters) });
-  if (params.distinct !== undefined) {
-    const values = await resources.distinct(plan, params.distinct, extraFilters);
-    return sendJson(reply, 200, values.map(toJson));
-  }
-  const limit = options.maxPageSize(structureName);
-  const pageSize = params.pageSize ?? limit;
-  if (pageSize > limit) throw pageSizeExceeded(pageSize, limit);
-  const window = { limit: pageSize, offset: (params.pageNumber - 1) * pageSize };
-  const withCount = params.collectionCount || options.collectionCount?.() === true;
-  let page: PageOfMembers;
-  let stableId: string | undefined;
-  if (params.stableId !== undefined || params.stablePaging) {
-    // Later pages read the set fixed by the first request; the where clause and order of this one no longer count.
-    const owner = { objectStructure: structureName, userid: request.user?.userid ?? '' };
-    const idleSeconds = options.idleExpiry();
-    stableId = params.stableId ?? (await resources.createStableSet(plan, owner, idleSeconds, extraFilters));
-    const { totalCount, ...stablePage } = await resources.stablePage({
-      plan,
-      stableId,
-      owner,
-      window,
-      idleSeconds,
-      reader: request.user,
-    });
-    page = withCount ? { ...stablePage, totalCount } : stablePage;
-  } else {
-    page = await resources.page({
-      plan,
-      window,
-      extraFilters,
-      withCount,
-      reader: request.user,
-    });
-  }
-  const shaping = { ...responseOptions, domains: page.domains };
-  const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
-  const render = scope.member;
-  const json = collectionJson(
-    page.members.map((member, index) =>
-      render === undefined ? memberJson(member, shaping) : render(member, shaping, index),
-    ),
-    {
-      ...(scope.collectionHref !== undefined && { collectionHref: scope.collectionHref }),
-      href: `${base}${texts.visible}`,
-      pageNumber: params.pageNumber,
-      ...(page.hasMore && { nextHref: pageHref(base, texts, params.pageNumber + 1, stableId) }),
-      // Stable pages are read forwards only (maximo-notes §2.5).
-      ...(params.pageNumber > 1 &&
-        stableId === undefined && { previousHref: pageHref(base, texts, params.pageNumber - 1) }),
-      ...(page.totalCount !== undefined && {
-        totalCount: page.totalCount,
-        totalPages: Math.ceil(page.totalCount / pageSize),
-      }),
-      ...(readFlag((request.query as Record<string, string>).addschema) === true && {
-        schema: selectedSchema(structure, plan.root, [], options.root, shaping.osName),
-      }),
-    },
-    shaping,
-  );
-  return sendJson(reply, 200, json);
-}
-
 /** POST on a member is an update (`x-method-override: PATCH`) or a delete (`x-method-override: DELETE`). */
 function overrideRight(request: FastifyRequest): Right {
   const override = methodOverride(request) ?? '';
@@ -395,27 +205,6 @@ function overrideRight(request: FastifyRequest): Right {
   throw errors.methodNotAllowed(
     override === '' ? 'POST on a member without x-method-override' : `x-method-override ${override}`,
   );
-}
-
-/** /oslc answers namespaced JSON unless `lean=1`; /api answers lean JSON unless `lean=0` (docs/compatibility.md). */
-export function isLean(root: ApiRoot, lean: boolean | undefined): boolean {
-  return lean ?? root === 'api';
-}
-
-export function responseOptionsFor(
-  request: FastifyRequest,
-  options: OslcRoutesOptions,
-  params: CollectionParams,
-): Omit<ResponseOptions, 'domains'> {
-  const links: Links = linksFor(request, options.contextRoot, options.root, params.relative);
-  return {
-    links,
-    osName: (request.params as { os: string }).os.toLowerCase(),
-    lean: isLean(options.root, params.lean),
-    dropNulls: params.dropNulls,
-    internalValues: params.internalValues,
-    collectionRefs: params.collectionRefs,
-  };
 }
 
 /** Everything of a resource when the client names nothing: all attributes and every child collection. */
@@ -432,17 +221,15 @@ export function fullSelect(node: StructureNode): SelectItem[] {
   ];
 }
 
+/** A resource as a GET answers it (all of it, or `oslc.select`, or `select` when given), with its ETag. */
 export async function sendResource(
   request: FastifyRequest,
   reply: FastifyReply,
   options: OslcRoutesOptions,
-  structure: ObjectStructure,
-  uniqueId: number,
-  params: CollectionParams,
+  resource: { structure: ObjectStructure; uniqueId: number; params: CollectionParams; select?: SelectClause },
   status: number,
-  select?: SelectClause,
 ): Promise<FastifyReply> {
-  const { json, member } = await resourceBody(request, options, structure, uniqueId, params, select);
+  const { json, member } = await resourceBody(request, options, resource);
   reply.header('etag', etagOf(member.values.rowstamp));
   return sendJson(reply, status, json);
 }
@@ -451,32 +238,15 @@ export async function sendResource(
 export async function resourceBody(
   request: FastifyRequest,
   options: OslcRoutesOptions,
-  structure: ObjectStructure,
-  uniqueId: number,
-  params: CollectionParams,
-  select?: SelectClause,
+  resource: { structure: ObjectStructure; uniqueId: number; params: CollectionParams; select?: SelectClause },
 ): Promise<{ json: Record<string, unknown>; member: MemberRecord }> {
-  const selectClause = select ?? params.query.select ?? { items: fullSelect(structure.root) };
-  // A resource is addressed by its id: none of the collection's filters apply to it.
-  const query: QueryRequest = {
-    ...params.query,
-    select: selectClause,
-    where: undefined,
-    savedQuery: undefined,
-    search: undefined,
-    timeline: undefined,
-  };
-  const plan = options.resources.plan(structure, query);
-  const page = await options.resources.page({
-    plan,
-    window: { limit: 1, offset: 0 },
-    extraFilters: [options.resources.byUniqueId(structure, uniqueId)],
-    withCount: false,
+  const { structure, params } = resource;
+  const { member, domains } = await options.resources.readResource(structure, resource.uniqueId, {
+    query: params.query,
+    select: resource.select ?? params.query.select ?? { items: fullSelect(structure.root) },
     reader: request.user,
   });
-  const member = page.members[0];
-  if (!member) throw errors.resourceNotFound(structure.name, String(uniqueId));
-  const shaping = { ...responseOptionsFor(request, options, params), domains: page.domains };
+  const shaping = { ...responseOptionsFor(request, options, params), domains };
   return { json: resourceJson(memberJson(member, shaping), shaping), member };
 }
 
@@ -485,37 +255,36 @@ export async function sendWritten(
   request: FastifyRequest,
   reply: FastifyReply,
   options: OslcRoutesOptions,
-  structure: ObjectStructure,
-  uniqueId: number,
-  params: CollectionParams,
+  written: {
+    structure: ObjectStructure;
+    uniqueId: number;
+    params: CollectionParams;
+    /** The `properties` header, parsed before the write (see propertiesOfWrite). */
+    wanted: SelectClause | undefined;
+  },
   status: 201 | 204,
-  /** The `properties` header, parsed before the write (see propertiesOfWrite). */
-  wanted: SelectClause | undefined,
 ): Promise<FastifyReply> {
+  const { structure, uniqueId, params, wanted } = written;
   const links = linksFor(request, options.contextRoot, options.root, false);
-  const page = await options.resources.page({
-    plan: options.resources.plan(structure, { select: { items: [] } }),
-    window: { limit: 1, offset: 0 },
-    extraFilters: [options.resources.byUniqueId(structure, uniqueId)],
-    withCount: false,
+  const found = await options.resources.readOne({
+    structure,
+    query: {},
+    select: { items: [] },
+    filters: [options.resources.byUniqueId(structure, uniqueId)],
   });
-  const member = page.members[0];
-  if (member) {
+  if (found) {
     reply.header(
       'location',
-      resourceHref(links, (request.params as { os: string }).os.toLowerCase(), restIdOf(member)),
+      resourceHref(links, (request.params as { os: string }).os.toLowerCase(), restIdOf(found.member)),
     );
-    reply.header('etag', etagOf(member.values.rowstamp));
+    reply.header('etag', etagOf(found.member.values.rowstamp));
   }
   if (wanted === undefined) return status === 201 ? reply.code(201).send() : reply.code(204).send();
   return sendResource(
     request,
     reply,
     options,
-    structure,
-    uniqueId,
-    params,
+    { structure, uniqueId, params, select: wanted },
     status === 201 ? 201 : 200,
-    wanted,
   );
 }

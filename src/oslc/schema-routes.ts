@@ -5,7 +5,7 @@ import { errors } from '../errors.js';
 import type { ObjectStructure } from '../metadata/registry.js';
 import { sendJson } from '../http/reply.js';
 import { nodeAt, structureSchema } from './json-schema.js';
-import type { OslcRoutesOptions } from './routes.js';
+import type { OslcRoutesOptions } from './route-options.js';
 import { QueryStringSchema } from './schemas.js';
 
 const SchemaParams = Type.Object({

@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely';
-import { hashPassword } from '../auth/password.js';
 import type { UserProfile } from '../auth/types.js';
 import type { Storage } from '../db/database.js';
 import type { DynamicDatabase } from '../db/schema.js';
@@ -8,32 +7,30 @@ import { errors, MaximoError } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { resolveChildPath, type ChildStep, type ChildTarget } from './child-path.js';
-import { compileStableMembers, type PageWindow } from './query/compile.js';
 import {
   CompiledPages,
+  compileStableMembers,
+  createStableSet,
   executeCount,
   executeDistinct,
   executeGroupBy,
   executePage,
   executeStablePage,
+  type Filter,
   type GroupRecord,
   type MemberRecord,
-} from './query/execute.js';
-import {
+  newStableId,
+  type PageWindow,
   planFilters,
   planQuery,
-  unknownAttribute,
-  type Filter,
   type QueryPlan,
   type QueryRequest,
-} from './query/plan.js';
-import {
-  createStableSet,
-  newStableId,
+  type SelectClause,
   STABLE_ID,
-  touchStableSet,
   type StableSetOwner,
-} from './query/stable-pages.js';
+  touchStableSet,
+  unknownAttribute,
+} from './query/index.js';
 import * as repository from './repository.js';
 import type { Row } from './repository.js';
 import { ColumnLimits } from './column-limits.js';
@@ -42,46 +39,7 @@ import { claimTransactionId, recordTransactionResource } from './transaction-rep
 import { issueAutokey } from './autokey-repository.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
-
-/** One write of one record, seen by write observers inside the writing transaction. */
-export interface RecordWrite {
-  object: ObjectMeta;
-  operation: 'insert' | 'update' | 'delete';
-  uniqueId: number;
-  before: Readonly<Row> | undefined;
-  after: Readonly<Row> | undefined;
-  user: UserProfile;
-}
-
-/**
- * Runs inside the transaction of every write, after the row is written: what it writes commits or rolls back with
- * the record (change tracking of migration packages hooks in here).
- */
-export type WriteObserver = (transaction: Kysely<DynamicDatabase>, write: RecordWrite) => Promise<void>;
-
-/** What a write rule sees: the transaction, the writer, and the values about to be written (which it may change). */
-export interface WriteRuleContext {
-  db: Kysely<DynamicDatabase>;
-  object: ObjectMeta;
-  user: UserProfile;
-  /** The converted values: on insert the whole record, on update the changed attributes. */
-  values: Row;
-}
-
-/**
- * Rules of one object beyond what its metadata declares (API keys: one per user, generated and sealed values),
- * run inside the writing transaction after the metadata's own validation and before the row is written.
- */
-export interface WriteRules {
-  beforeInsert?(context: WriteRuleContext): Promise<void>;
-  beforeUpdate?(context: WriteRuleContext & { before: Readonly<Row> }): Promise<void>;
-}
-
-/**
- * Computes the value a reader sees from the stored one (a sealed API key read in clear by administrators). The
- * reader is null when the read is not on behalf of a user, and then sees what an unprivileged reader sees.
- */
-export type ReadTransform = (stored: StoredValue, reader: UserProfile | null) => StoredValue;
+import type { ReadTransform, RecordWrite, WriteObserver, WriteRules } from './write-extensions.js';
 
 export interface PageQuery {
   plan: QueryPlan;
@@ -108,6 +66,24 @@ export interface StablePageQuery {
   /** Seconds a set may stay unused before it expires. */
   idleSeconds: number;
   reader?: UserProfile | null;
+}
+
+/** A read of one resource at its own address: none of the collection's filters apply to it. */
+export interface OneResourceQuery {
+  structure: ObjectStructure;
+  /** The request's query; its `select` decides what is read (see `select`), its filters are ignored. */
+  query: QueryRequest;
+  /** What to read when not the query's own selection. */
+  select: SelectClause;
+  /** What selects the one member: its unique id, and for a child member its parent's scope. */
+  filters: readonly Filter[];
+  /** Who reads, for read transforms (see `addReadTransform`). */
+  reader?: UserProfile | null;
+}
+
+export interface OneResource {
+  member: MemberRecord;
+  domains: DomainSnapshot;
 }
 
 /** What a write request may add to its writes: `transactionid` and `If-Match` (docs/compatibility.md, "Writes"). */
@@ -347,6 +323,38 @@ export class ResourceService {
   /** An object structure by name or alias (BULK elements name their member by href). */
   findObjectStructure(name: string): ObjectStructure | undefined {
     return this.metadata.findObjectStructure(name);
+  }
+
+  /** One member read as its own address answers it, or nothing when the filters select none. */
+  async readOne(read: OneResourceQuery): Promise<OneResource | undefined> {
+    const query: QueryRequest = {
+      ...read.query,
+      select: read.select,
+      where: undefined,
+      savedQuery: undefined,
+      search: undefined,
+      timeline: undefined,
+    };
+    const page = await this.page({
+      plan: this.plan(read.structure, query),
+      window: { limit: 1, offset: 0 },
+      extraFilters: read.filters,
+      withCount: false,
+      reader: read.reader,
+    });
+    const member = page.members[0];
+    return member && { member, domains: page.domains };
+  }
+
+  /** A resource of a structure by unique id, as a GET reads it; not found when it does not exist. */
+  async readResource(
+    structure: ObjectStructure,
+    uniqueId: number,
+    read: Pick<OneResourceQuery, 'query' | 'select' | 'reader'>,
+  ): Promise<OneResource> {
+    const found = await this.readOne({ ...read, structure, filters: [this.byUniqueId(structure, uniqueId)] });
+    if (!found) throw errors.resourceNotFound(structure.name, String(uniqueId));
+    return found;
   }
 
   /** Plan filter that selects one member by unique id (single-resource reads reuse the collection path). */
@@ -666,7 +674,7 @@ class WriteUnit implements ResourceWriter {
     await validateRecord(this.context(), object, values, values, true);
     await this.writeRules.get(object.name)?.beforeInsert?.({ db: this.db, object, user: this.user, values });
     await this.checkDuplicate(object, values);
-    await this.stamp(object, values, undefined);
+    this.stamp(object, values, undefined);
     const row = await repository.insertRow(this.db, object, values);
     await this.recordStatus(object, row, undefined);
     await this.observe(object, 'insert', row, undefined, row);
@@ -703,7 +711,7 @@ class WriteUnit implements ResourceWriter {
     await this.writeRules
       .get(object.name)
       ?.beforeUpdate?.({ db: this.db, object, user: this.user, values: changed, before });
-    await this.stamp(object, changed, before);
+    this.stamp(object, changed, before);
     await repository.updateRow(this.db, object, uniqueId, changed);
     const after = await repository.findByUniqueId(this.db, object, uniqueId);
     if (after) await this.recordStatus(object, after, before);
@@ -831,15 +839,12 @@ class WriteUnit implements ResourceWriter {
     throw errors.duplicateKey(keyText, object.name, object.name.toLowerCase());
   }
 
-  /** Change stamps, status dates and password hashes: values the service derives rather than the client. */
-  private async stamp(object: ObjectMeta, values: Row, before: Row | undefined): Promise<void> {
+  /** Change stamps and status dates: values the service derives rather than the client. */
+  private stamp(object: ObjectMeta, values: Row, before: Row | undefined): void {
     if (object.attributes.has('changedate')) values.changedate = this.now;
     if (object.attributes.has('changeby')) values.changeby = this.user.userid;
     if (object.attributes.has('statusdate') && 'status' in values && values.status !== before?.status) {
       values.statusdate = this.statusChange?.date ?? this.now;
-    }
-    if (object.name === 'MAXUSER' && typeof values.password === 'string') {
-      values.password = await hashPassword(values.password);
     }
   }
 

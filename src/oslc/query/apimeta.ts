@@ -3,7 +3,7 @@ import type { ObjectStructure, StructureNode } from '../../metadata/registry.js'
 import { defaultSearchAttributes } from './plan.js';
 
 /**
- * `GET /oslc/apimeta/<os>`: what a client can ask of an object structure (maximo-notes §2.5). Clients read
+ * `GET /oslc/apimeta/<os>`: what a client can ask of an object structure (docs/compatibility.md, "Queries"). Clients read
  * `queryCapability` to find the saved queries; the rest describes the resource so that a form or a search box
  * can be built without reading the service's source.
  */

@@ -57,7 +57,16 @@ function columnExpression(db: Db, ownerAlias: string, column: ColumnRef): Expres
     .limit(1);
 }
 
-type Comparison = (eb: Eb, left: Expression<unknown>, predicate: Predicate) => Expression<SqlBool>;
+/**
+ * The predicate of an operator: a handler sees only the fields its operator carries. (An intersection rather than
+ * `Extract`: operators that share a shape share one member of `Predicate`, which `Extract` of one operator misses.)
+ */
+type PredicateOf<Op extends PredicateOp> = Predicate & { op: Op };
+type Comparison<Op extends PredicateOp> = (
+  eb: Eb,
+  left: Expression<unknown>,
+  predicate: PredicateOf<Op>,
+) => Expression<SqlBool>;
 
 /**
  * A value as a bound parameter. BIGINT values are typed explicitly: some BIGINT attributes are 32-bit columns
@@ -68,15 +77,16 @@ function bound(column: ColumnRef, value: StoredValue): StoredValue | Expression<
   return column.attribute.type === 'BIGINT' ? sql`cast(${value} as bigint)` : value;
 }
 
+type CompareOp = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+
 const compare =
-  (operator: '=' | '<>' | '>' | '>=' | '<' | '<='): Comparison =>
+  (operator: '=' | '<>' | '>' | '>=' | '<' | '<='): Comparison<CompareOp> =>
   (eb, left, predicate) =>
-    eb(left, operator, 'value' in predicate ? bound(predicate.column, predicate.value) : null);
+    eb(left, operator, bound(predicate.column, predicate.value));
 
 const like =
-  (negated: boolean): Comparison =>
+  (negated: boolean): Comparison<'like' | 'notLike'> =>
   (eb, left, predicate) => {
-    if (!('pattern' in predicate)) throw new Error('like predicate without a pattern');
     const operator = predicate.caseInsensitive
       ? negated
         ? 'not ilike'
@@ -88,9 +98,8 @@ const like =
   };
 
 const list =
-  (negated: boolean): Comparison =>
+  (negated: boolean): Comparison<'in' | 'notIn'> =>
   (eb, left, predicate) => {
-    if (!('values' in predicate)) throw new Error('list predicate without values');
     if (predicate.values.length === 0) return sql<SqlBool>`${sql.lit(negated)}`;
     return eb(
       left,
@@ -99,8 +108,11 @@ const list =
     );
   };
 
-/** The operator table: one SQL form per predicate operator, checked exhaustive by the compiler. */
-const OPERATORS: { readonly [Op in PredicateOp]: Comparison } = {
+/**
+ * The operator table: one SQL form per predicate operator, checked exhaustive by the compiler; each handler is
+ * typed with its operator's predicate, so none checks at run time what the type already says.
+ */
+const OPERATORS: { readonly [Op in PredicateOp]: Comparison<Op> } = {
   eq: compare('='),
   ne: compare('<>'),
   gt: compare('>'),
@@ -115,6 +127,17 @@ const OPERATORS: { readonly [Op in PredicateOp]: Comparison } = {
   notIn: list(true),
 };
 
+/** One predicate through its operator's handler (the operator picks the handler and types the predicate). */
+function comparison<Op extends PredicateOp>(
+  eb: Eb,
+  left: Expression<unknown>,
+  op: Op,
+  predicate: PredicateOf<Op>,
+): Expression<SqlBool> {
+  const handler: Comparison<Op> = OPERATORS[op];
+  return handler(eb, left, predicate);
+}
+
 export function filterExpression(
   db: Db,
   eb: Eb,
@@ -123,7 +146,7 @@ export function filterExpression(
 ): Expression<SqlBool> | undefined {
   if (filter.predicates.length === 0) return undefined;
   const parts = filter.predicates.map((predicate) =>
-    OPERATORS[predicate.op](eb, columnExpression(db, alias, predicate.column), predicate),
+    comparison(eb, columnExpression(db, alias, predicate.column), predicate.op, predicate),
   );
   return filter.combine === 'or' ? eb.or(parts) : eb.and(parts);
 }

@@ -12,7 +12,7 @@ import { parseSearchTerms } from './search.js';
 import { parseTimeline } from './timeline.js';
 
 /**
- * Golden cases of the query engine, one per operator and literal form of maximo-notes §2.4: the text of
+ * Golden cases of the query engine, one per operator and literal form of the operator table (README.md, "Operator table"): the text of
  * `oslc.where` → its syntax tree → the SQL the compile stage writes, with its parameters → the members the
  * service answers over HTTP for the demo data. The expected members come from a plain SQL query written for
  * each case (joins where the engine uses subqueries), never from the engine.

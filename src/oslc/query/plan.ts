@@ -461,7 +461,7 @@ function resolveWherePath(metadata: MetadataRegistry, object: ObjectMeta, path: 
 }
 
 /**
- * The operator table of the language (maximo-notes §2.4): what a comparison means depends on its operator and on
+ * The operator table of the language (README.md, "Operator table"): what a comparison means depends on its operator and on
  * the form of its string literal: `"*"` tests for null, `%` makes a LIKE, `!="[A,B]"` is NOT IN.
  */
 function planComparison(column: ColumnRef, term: ComparisonTerm): Predicate {

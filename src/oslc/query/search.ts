@@ -2,7 +2,7 @@ import { errors } from '../../errors.js';
 import { NAME_PREFIXES } from './parse.js';
 
 /**
- * Parse stage of `oslc.searchTerms` and `searchAttributes` (maximo-notes §2.5): the terms a client typed into
+ * Parse stage of `oslc.searchTerms` and `searchAttributes` (docs/compatibility.md, "Queries"): the terms a client typed into
  * a search box, and the attributes they are looked for in. The plan stage turns every (term, attribute) pair
  * into a case-insensitive "contains" test and ORs them all.
  */

@@ -3,7 +3,7 @@ import { sql, type Generated, type Kysely } from 'kysely';
 import type { DynamicDatabase } from '../../db/schema.js';
 
 /**
- * Repository of stable page sets (`stablepaging=1`, maximo-notes §2.5), in the tables of migration
+ * Repository of stable page sets (`stablepaging=1`, README.md, "Paging"), in the tables of migration
  * 0003-stable-pages so that every process of the service sees them. A set is owned by the user and object
  * structure that made it; it lives until it has been idle longer than the idle expiry (`mxe.oslc.idleexiry`).
  */

@@ -2,7 +2,7 @@ import { errors } from '../../errors.js';
 import { parseIsoDate } from '../values.js';
 
 /**
- * Parse stage of time-line queries (maximo-notes §2.5): `tlrange=-3M&tlattribute=reportdate` keeps the members
+ * Parse stage of time-line queries (docs/compatibility.md, "Queries"): `tlrange=-3M&tlattribute=reportdate` keeps the members
  * whose report date lies in the three months before now; `+3M` the three months after, `+-3Y` three years either
  * side; `tlattribute=reportdate=<iso date>` measures from that date instead of now.
  */

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import type { UserProfile } from '../auth/types.js';
+import type { DynamicDatabase } from '../db/schema.js';
+import type { ObjectMeta } from '../metadata/registry.js';
+import type { Row } from './repository.js';
+import type { StoredValue } from './values.js';
+
+/*
+ * The write path's extension points (src/oslc/README.md, "Write path"): what a module registers on the
+ * ResourceService to take part in every write or read of an object, without the service knowing the module.
+ */
+
+/** One write of one record, seen by write observers inside the writing transaction. */
+export interface RecordWrite {
+  object: ObjectMeta;
+  operation: 'insert' | 'update' | 'delete';
+  uniqueId: number;
+  before: Readonly<Row> | undefined;
+  after: Readonly<Row> | undefined;
+  user: UserProfile;
+}
+
+/**
+ * Runs inside the transaction of every write, after the row is written: what it writes commits or rolls back with
+ * the record (change tracking of migration packages hooks in here).
+ */
+export type WriteObserver = (transaction: Kysely<DynamicDatabase>, write: RecordWrite) => Promise<void>;
+
+/** What a write rule sees: the transaction, the writer, and the values about to be written (which it may change). */
+export interface WriteRuleContext {
+  db: Kysely<DynamicDatabase>;
+  object: ObjectMeta;
+  user: UserProfile;
+  /** The converted values: on insert the whole record, on update the changed attributes. */
+  values: Row;
+}
+
+/**
+ * Rules of one object beyond what its metadata declares (API keys: one per user, generated and sealed values),
+ * run inside the writing transaction after the metadata's own validation and before the row is written.
+ */
+export interface WriteRules {
+  beforeInsert?(context: WriteRuleContext): Promise<void>;
+  beforeUpdate?(context: WriteRuleContext & { before: Readonly<Row> }): Promise<void>;
+}
+
+/**
+ * Computes the value a reader sees from the stored one (a sealed API key read in clear by administrators). The
+ * reader is null when the read is not on behalf of a user, and then sees what an unprivileged reader sees.
+ */
+export type ReadTransform = (stored: StoredValue, reader: UserProfile | null) => StoredValue;

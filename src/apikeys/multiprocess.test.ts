@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * API keys across two real server processes (`src/server.ts`) on one PostgreSQL schema: a key revoked on one is
@@ -33,16 +32,7 @@ if (url) {
       first = await startServer({ name: 'KEYA', ...settings });
       second = await startServer({ name: 'KEYB', ...settings });
     });
-    after(async () => {
-      await Promise.all([first, second].filter(Boolean).map(stopServer));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await client.end();
-      }
-    });
+    after(() => stopServersAndDropSchema([first, second], url, schema));
 
     async function create(base: string): Promise<string> {
       const response = await fetch(`${base}/oslc/apitoken/create`, {

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * Sessions and login blocks across two real server processes (`src/server.ts`) on one PostgreSQL schema. PGlite is
@@ -37,13 +36,7 @@ if (url) {
       second = await startServer({ name: 'AUTHB', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
     });
 
-    after(async () => {
-      await Promise.all([first, second].filter(Boolean).map(stopServer));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    });
+    after(() => stopServersAndDropSchema([first, second], url, schema));
 
     test('a session made on one process works on the other; logout on one is refused on the other at once', async () => {
       const login = await fetch(`${first.base}/oslc/login`, { method: 'POST', headers: admin });

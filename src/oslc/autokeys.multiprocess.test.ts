@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * Work-order numbers issued by two real server processes (`src/server.ts`) on one PostgreSQL schema at once: the
@@ -47,13 +47,7 @@ if (url) {
       }
     });
 
-    after(async () => {
-      await Promise.all([first, second].filter(Boolean).map(stopServer));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    });
+    after(() => stopServersAndDropSchema([first, second], url, schema));
 
     test(`${CREATES} work-order creates without wonum, from both processes at once: ${CREATES} distinct numbers`, async () => {
       let next = 0;

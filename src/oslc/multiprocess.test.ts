@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * Two real server processes on one PostgreSQL schema: a `transactionid` used on one is refused on the other, also
@@ -36,13 +36,7 @@ if (url) {
       second = await startServer({ name: 'SRVB', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
     });
 
-    after(async () => {
-      await Promise.all([first, second].filter(Boolean).map(stopServer));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    });
+    after(() => stopServersAndDropSchema([first, second], url, schema));
 
     test('a transactionid sent to both processes at once writes once', async () => {
       for (let round = 0; round < 10; round++) {

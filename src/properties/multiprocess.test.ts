@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import {
+  startServer,
+  stopServer,
+  stopServersAndDropSchema,
+  type ServerProcess,
+} from '../../test/helpers/processes.js';
 
 /**
  * Two real server processes (`src/server.ts`) on one PostgreSQL schema: what one sets, the other applies through
@@ -62,13 +66,7 @@ if (url) {
       second = await startServer({ name: 'SRVB', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
     });
 
-    after(async () => {
-      await Promise.all([first, second].filter(Boolean).map(stopServer));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    });
+    after(() => stopServersAndDropSchema([first, second], url, schema));
 
     test('a live property set through one process is answered by the other within 1 s', async (t) => {
       assert.equal(await getProperty(second, 'mxe.oslc.idleexiry'), '300');

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
 
 /**
  * `mxe.oslc.collectioncount` set through one server process changes the collection answers of another on the same
@@ -31,13 +30,7 @@ if (url) {
       first = await startServer({ name: 'SRVA', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
       second = await startServer({ name: 'SRVB', databaseUrl: url, schema, adminPassword: ADMIN_PASSWORD });
     });
-    after(async () => {
-      await Promise.all([first, second].filter(Boolean).map(stopServer));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    });
+    after(() => stopServersAndDropSchema([first, second], url, schema));
 
     test('set on one process, the other answers totalCount', async () => {
       assert.equal(await totalCount(second), undefined);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -77,4 +78,20 @@ export async function stopServer(server: ServerProcess): Promise<void> {
   const exited = once(server.child, 'exit');
   server.child.kill('SIGTERM');
   await exited;
+}
+
+/** Stops the servers that started (SIGTERM, each awaited) and drops the schema they shared. */
+export async function stopServersAndDropSchema(
+  servers: readonly (ServerProcess | undefined)[],
+  databaseUrl: string,
+  schema: string,
+): Promise<void> {
+  await Promise.all(servers.filter((server) => server !== undefined).map(stopServer));
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
 }

@@ -4,6 +4,12 @@ export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://
 /** One schema for every section that needs a big database: loading a million rows once is the expensive part. */
 export const BENCH_SCHEMA = 'eas_bench';
 
+/**
+ * Master key of every service process on the benchmark schema: the schema stores a check value of the key that
+ * sealed its API keys, and a process with another key refuses to start (docs/security.md).
+ */
+export const BENCH_MASTER_KEY = process.env.EAS_MASTER_KEY ?? 'eas-bench-master-key-0123456789abcdef';
+
 /** Password of MAXADMIN in the benchmark schema (scrypt-hashed there like any other). */
 export const BENCH_ADMIN_PASSWORD = 'maxadmin-bench-pw';
 

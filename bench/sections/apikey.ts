@@ -33,8 +33,6 @@ export const apiKeySection: Section = {
           'against a bare Fastify route returning the same JSON.',
         target: 0.8,
         headers: apiKeyHeader,
-        // One master key for the service process, so the key it issues and the keys it verifies agree.
-        env: { EAS_MASTER_KEY: process.env.EAS_MASTER_KEY ?? 'eas-bench-master-key-0123456789abcdef' },
       }),
     ];
   },

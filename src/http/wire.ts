@@ -1,9 +1,4 @@
-import {
-  ServerResponse,
-  type IncomingMessage,
-  type OutgoingHttpHeader,
-  type OutgoingHttpHeaders,
-} from 'node:http';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { preParsingHookHandler } from 'fastify';
 
 /**
@@ -44,32 +39,53 @@ function canonicalHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
   return spelled;
 }
 
+type WriteHead = (this: ServerResponse, statusCode: number, ...rest: unknown[]) => ServerResponse;
+const nodeWriteHead = ServerResponse.prototype.writeHead as WriteHead;
+const nodeSetHeader = ServerResponse.prototype.setHeader;
+
 /**
  * The response class of the HTTP server (Fastify's `http.ServerResponse` option): it spells header names
- * canonically where they are written, once per response, whatever code set them.
+ * canonically where they are written, once per response, whatever code set them. Made the way Node makes its own
+ * response classes (a constructor function over `ServerResponse.prototype`): every request constructs one, and a
+ * class deriving from `ServerResponse` measurably slowed the request path (bench/README.md, `session`).
  */
-export class CanonicalHeadersResponse<
-  Request extends IncomingMessage = IncomingMessage,
-> extends ServerResponse<Request> {
-  override setHeader(name: string, value: number | string | readonly string[]): this {
-    return super.setHeader(canonicalHeaderName(name), value);
+export const CanonicalHeadersResponse = function CanonicalHeadersResponse(
+  this: ServerResponse,
+  request: IncomingMessage,
+): void {
+  ServerResponse.call(this, request);
+} as unknown as typeof ServerResponse;
+Object.setPrototypeOf(CanonicalHeadersResponse.prototype, ServerResponse.prototype);
+Object.setPrototypeOf(CanonicalHeadersResponse, ServerResponse);
+CanonicalHeadersResponse.prototype.setHeader = function setHeader(
+  this: ServerResponse,
+  name: string,
+  value: number | string | readonly string[],
+) {
+  return nodeSetHeader.call(this, canonicalHeaderName(name), value);
+};
+CanonicalHeadersResponse.prototype.writeHead = function writeHead(
+  this: ServerResponse,
+  statusCode: number,
+  reasonOrHeaders?: unknown,
+  headers?: unknown,
+) {
+  // Fastify calls writeHead(status, headers); Node's own callers may pass a reason phrase first.
+  if (headers === undefined && typeof reasonOrHeaders === 'object' && reasonOrHeaders !== null) {
+    return Array.isArray(reasonOrHeaders)
+      ? nodeWriteHead.call(this, statusCode, reasonOrHeaders)
+      : nodeWriteHead.call(this, statusCode, canonicalHeaders(reasonOrHeaders as OutgoingHttpHeaders));
   }
-
-  override writeHead(
-    statusCode: number,
-    statusMessage?: string,
-    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
-  ): this;
-  override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
-  override writeHead(statusCode: number, ...rest: unknown[]): this {
-    const last = rest.length - 1;
-    const headers = rest[last];
-    if (typeof headers === 'object' && headers !== null && !Array.isArray(headers)) {
-      rest[last] = canonicalHeaders(headers as OutgoingHttpHeaders);
-    }
-    return (super.writeHead as (code: number, ...more: unknown[]) => this)(statusCode, ...rest);
+  if (typeof headers === 'object' && headers !== null && !Array.isArray(headers)) {
+    return nodeWriteHead.call(
+      this,
+      statusCode,
+      reasonOrHeaders,
+      canonicalHeaders(headers as OutgoingHttpHeaders),
+    );
   }
-}
+  return nodeWriteHead.call(this, statusCode, reasonOrHeaders, headers);
+} as typeof ServerResponse.prototype.writeHead;
 
 /** Node's parser codes of requests too large or too slow: their own status, not 400. */
 /** `type/subtype`, the start of any content type a parser can be chosen by. */

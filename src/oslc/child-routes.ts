@@ -22,7 +22,7 @@ import { sendCollection } from './collection-reply.js';
 import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
 import { fullSelect } from './routes.js';
 import { ChildParams, QueryStringSchema, WriteHeaders } from './schemas.js';
-import { checkIfMatch, etagOf } from './service.js';
+import { checkIfMatch, etagOf, type ResourceWriter } from './service.js';
 import { writeOptionsOf } from './write-options.js';
 
 /** Every attribute of the members of a child collection read without `oslc.select` (docs/compatibility.md). */
@@ -175,15 +175,17 @@ async function sendChildMember(
   return sendJson(reply, status, resourceJson(json, shaping));
 }
 
-async function addChild(
+/**
+ * One write at a child address, through the write path: the root resource and the child the address names are
+ * resolved inside the write's transaction, and a `transactionid` is recorded with the root resource.
+ */
+async function writeAtChild<T>(
   request: FastifyRequest,
-  reply: FastifyReply,
   options: OslcRoutesOptions,
   address: ChildAddress,
-  body: Record<string, unknown>,
-): Promise<FastifyReply> {
+  work: (writer: ResourceWriter, target: ChildTarget) => Promise<T>,
+): Promise<{ target: ChildTarget; value: T }> {
   const { resources } = options;
-  const select = propertiesOfWrite(request);
   const written = await resources.writeWith(
     request.user!,
     writeOptionsOf(request),
@@ -196,25 +198,46 @@ async function addChild(
         address.steps,
         writer.db,
       );
-      const row = await writer.insert(target.node, body, inheritedValues(target.node, target.parent));
-      return { rootId, target, memberId: Number(row[target.node.object.uniqueId]) };
+      return { rootId, target, value: await work(writer, target) };
     },
-    (value) => ({ structure: address.structure, uniqueId: value.rootId }),
+    ({ rootId }) => ({ structure: address.structure, uniqueId: rootId }),
+  );
+  return { target: written.target, value: written.value };
+}
+
+/** The stored child a member address names, checked against the request's `If-Match`. */
+async function addressedMember(
+  request: FastifyRequest,
+  writer: ResourceWriter,
+  target: ChildTarget,
+): Promise<number> {
+  const memberId = Number(target.member![target.node.object.uniqueId]);
+  await checkIfMatch(writer.db, target.node.object, memberId, writeOptionsOf(request).ifMatch);
+  return memberId;
+}
+
+async function addChild(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+  address: ChildAddress,
+  body: Record<string, unknown>,
+): Promise<FastifyReply> {
+  const select = propertiesOfWrite(request);
+  const { target, value: memberId } = await writeAtChild(
+    request,
+    options,
+    address,
+    async (writer, target) => {
+      const row = await writer.insert(target.node, body, inheritedValues(target.node, target.parent));
+      return Number(row[target.node.object.uniqueId]);
+    },
   );
   // The position part of a localref is not read back (docs/compatibility.md): a new child is written as 0.
-  const memberAddress = { ...address, href: `${address.href}/0-${written.memberId}` };
+  const memberAddress = { ...address, href: `${address.href}/0-${memberId}` };
   reply.header('location', memberAddress.href);
   if (select === undefined) return reply.code(201).send();
-  return sendChildMember(
-    request,
-    reply,
-    options,
-    memberAddress,
-    written.target,
-    written.memberId,
-    201,
-    select,
-  );
+  return sendChildMember(request, reply, options, memberAddress, target, memberId, 201, select);
 }
 
 async function updateChild(
@@ -225,30 +248,19 @@ async function updateChild(
   body: Record<string, unknown>,
   merge: boolean,
 ): Promise<FastifyReply> {
-  const { resources } = options;
-  const writeOptions = writeOptionsOf(request);
   const select = propertiesOfWrite(request);
-  const written = await resources.writeWith(
-    request.user!,
-    writeOptions,
-    async (writer) => {
-      const rootId = await resources.resolveId(address.structure, address.id, writer.db);
-      const target = await resources.resolveChild(
-        address.structure,
-        address.id,
-        rootId,
-        address.steps,
-        writer.db,
-      );
-      const memberId = Number(target.member![target.node.object.uniqueId]);
-      await checkIfMatch(writer.db, target.node.object, memberId, writeOptions.ifMatch);
+  const { target, value: memberId } = await writeAtChild(
+    request,
+    options,
+    address,
+    async (writer, target) => {
+      const memberId = await addressedMember(request, writer, target);
       await writer.update(target.node, memberId, body, merge, true);
-      return { rootId, target, memberId };
+      return memberId;
     },
-    (value) => ({ structure: address.structure, uniqueId: value.rootId }),
   );
   if (select === undefined) return reply.code(204).send();
-  return sendChildMember(request, reply, options, address, written.target, written.memberId, 200, select);
+  return sendChildMember(request, reply, options, address, target, memberId, 200, select);
 }
 
 async function removeChild(
@@ -257,26 +269,8 @@ async function removeChild(
   options: OslcRoutesOptions,
   address: ChildAddress,
 ): Promise<FastifyReply> {
-  const { resources } = options;
-  const writeOptions = writeOptionsOf(request);
-  await resources.writeWith(
-    request.user!,
-    writeOptions,
-    async (writer) => {
-      const rootId = await resources.resolveId(address.structure, address.id, writer.db);
-      const target = await resources.resolveChild(
-        address.structure,
-        address.id,
-        rootId,
-        address.steps,
-        writer.db,
-      );
-      const memberId = Number(target.member![target.node.object.uniqueId]);
-      await checkIfMatch(writer.db, target.node.object, memberId, writeOptions.ifMatch);
-      await writer.remove(target.node, memberId);
-      return rootId;
-    },
-    (rootId) => ({ structure: address.structure, uniqueId: rootId }),
-  );
+  await writeAtChild(request, options, address, async (writer, target) => {
+    await writer.remove(target.node, await addressedMember(request, writer, target));
+  });
   return reply.code(204).send();
 }

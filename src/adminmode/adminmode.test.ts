@@ -310,4 +310,28 @@ describe('admin mode', () => {
     assert.equal(reasonCode(await get(t.app, '/whoami', { cookie: wilson })), 'BMXAA0021E');
     await post(t.app, '/adminmode/off', adminCookie);
   });
+  test('the login right is data: a group given it through MXAPIGROUP logs in during admin mode', async () => {
+    const on = await post(t.app, '/adminmode/on', adminCookie, { logoutmin: 0 });
+    assert.equal(json(on).state, 1);
+    assert.equal(reasonCode(await login(other, maxauth('WILSON'))), 'BMXAA7901E');
+    const group = await get(t.app, '/os/mxapigroup?lean=1&oslc.where=groupname="MAINT"', {
+      cookie: adminCookie,
+    });
+    const href = String(json(group).member![0]!.href);
+    const grant = (adminmodelogin: boolean) =>
+      t.app.inject({
+        method: 'POST',
+        url: href.replace(/^https?:\/\/[^/]+/, ''),
+        headers: { cookie: adminCookie, 'x-method-override': 'PATCH', 'content-type': 'application/json' },
+        payload: JSON.stringify({ adminmodelogin }),
+      });
+    assert.equal((await grant(true)).statusCode, 204);
+    await until(
+      async () => (await login(other, maxauth('WILSON'))).statusCode === 200,
+      1000,
+      'WILSON of MAINT logs in on the other instance',
+    );
+    assert.equal((await grant(false)).statusCode, 204);
+    await post(t.app, '/adminmode/off', adminCookie);
+  });
 });

@@ -97,6 +97,7 @@ export async function createServices(
     onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
   });
   await adminMode.start();
+  logins.setAdmission(adminMode);
   resources.addWriteObserver(logins.reactivationObserver);
   resources.addWriteRules('MAXUSER', userWriteRules);
   const apiKeys = new ApiKeyService({

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { buildApp } from '../app.js';
 import { isMaximoError } from '../errors.js';
 import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
@@ -186,6 +187,13 @@ describe('admin mode', () => {
         assert.equal(refused.headers['set-cookie'], undefined, 'no session for a refused login');
       }
     }
+
+    // The right password of a user refused by admin mode is audited as refused, not as a success.
+    const audit = await sql<{ scheme: string }>`
+      select distinct scheme from logintracking where userid = 'WILSON' and attemptresult = 'REFUSED'`.execute(
+      t.storage.db,
+    );
+    assert.deepEqual(audit.rows.map((row) => row.scheme).sort(), ['BASIC', 'FORM', 'MAXAUTH']);
 
     // The session ends at logoutAt (timers of both instances; one of them makes the transition).
     await until(

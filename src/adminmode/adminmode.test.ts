@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
@@ -321,6 +322,7 @@ describe('admin mode', () => {
   test('the login right is data: a group given it through MXAPIGROUP logs in during admin mode', async () => {
     const on = await post(t.app, '/adminmode/on', adminCookie, { logoutmin: 0 });
     assert.equal(json(on).state, 1);
+    await until(() => otherAdminMode.current().state === 1, 1000, 'the other instance sees state 1');
     assert.equal(reasonCode(await login(other, maxauth('WILSON'))), 'BMXAA7901E');
     const group = await get(t.app, '/os/mxapigroup?lean=1&oslc.where=groupname="MAINT"', {
       cookie: adminCookie,
@@ -340,6 +342,24 @@ describe('admin mode', () => {
       'WILSON of MAINT logs in on the other instance',
     );
     assert.equal((await grant(false)).statusCode, 204);
+    await post(t.app, '/adminmode/off', adminCookie);
+  });
+  test('an ordinary session that slipped in while the change travelled is refused, and ended by the state read', async () => {
+    const on = await post(t.app, '/adminmode/on', adminCookie, { logoutmin: 0 });
+    assert.equal(json(on).state, 1);
+    // As a login on a process that had not heard of the change yet would leave it.
+    const cookieValue = randomBytes(32).toString('base64url');
+    await sql`insert into maxsession (sessionhash, userid, scheme, csrftoken, logindate, lastactive, expires)
+      values (${createHash('sha256').update(cookieValue).digest('hex')}, 'WILSON', 'MAXAUTH', 'token', now(), now(),
+              now() + interval '1 hour')`.execute(t.storage.db);
+    const refused = await get(t.app, '/whoami', { cookie: `JSESSIONID=${cookieValue}` });
+    assert.equal(refused.statusCode, 401);
+    assert.equal(reasonCode(refused), 'BMXAA0021E');
+    assert.equal((await state(t.app)).remainingsessions, 0);
+    const left = await sql<{
+      count: string;
+    }>`select count(*) from maxsession where userid = 'WILSON'`.execute(t.storage.db);
+    assert.equal(Number(left.rows[0]!.count), 0);
     await post(t.app, '/adminmode/off', adminCookie);
   });
 });

@@ -174,11 +174,31 @@ export class AdminModeService {
     }
     const now = this.now();
     const activeSince = this.options.sessions.activeSince(now);
-    const [ordinarySessions, adminSessions] = await Promise.all([
+    const [ordinary, adminSessions] = await Promise.all([
       countLiveSessions(this.db, false, new Date(now), activeSince),
       countLiveSessions(this.db, true, new Date(now), activeSince),
     ]);
+    let ordinarySessions = ordinary;
+    if (row.state === 1 && ordinarySessions > 0) {
+      await this.endStragglers();
+      ordinarySessions = await countLiveSessions(this.db, false, new Date(now), activeSince);
+    }
     return { ...toState(row), ordinarySessions, adminSessions };
+  }
+
+  /**
+   * Ordinary sessions while on: opened by a login on a process that had not yet heard of the change (the change bus
+   * takes a moment). Every process refuses them (`sessionWarning`) once it knows; this deletes their rows.
+   */
+  private async endStragglers(): Promise<void> {
+    const ended = await this.db.transaction().execute(async (transaction) => {
+      const current = await readState(transaction, true);
+      if (current.state !== 1) return [];
+      const deleted = await deleteOrdinarySessions(transaction);
+      await this.options.sessions.announceEnded(transaction as unknown as SessionDb, deleted);
+      return deleted;
+    });
+    this.options.sessions.forgetEnded(ended);
   }
 
   /** The latest changes, newest first. */

@@ -315,6 +315,12 @@ export const REASONS = {
     text: (objectName: string, attrName: string, changeType: string, why: string) =>
       `The configuration changes were not applied, and nothing was changed: ${changeType} of the attribute ${attrName} of the object ${objectName} failed, as ${why}.`,
   },
+
+  // Admin mode (src/adminmode, docs/adminmode.md).
+  BMXAA0578E: {
+    status: 400,
+    text: 'You must turn on Admin Mode before performing a structural database configuration.',
+  },
 } as const satisfies Record<string, Reason>;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -526,6 +532,8 @@ export const errors = {
       attrValue: attrName,
       objPath: 'maxattributecfg',
     }),
+  /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
+  adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -15,6 +15,11 @@ export interface DbConfigRoutesOptions {
  */
 export async function dbconfigRoutes(app: FastifyInstance, options: DbConfigRoutesOptions): Promise<void> {
   const { dbconfig } = options;
+  // Apply takes no body: whatever a client sends (nothing, `{}`, with or without a content type) is passed over.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, _body, done) =>
+    done(null, undefined),
+  );
 
   app.post(
     '/dbconfig/apply',

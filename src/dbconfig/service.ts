@@ -68,9 +68,12 @@ export interface StructuralChangeGuard {
   assertStructuralChangesAllowed(): void | Promise<void>;
 }
 
-/** A caller's transaction to work in (a migration package's deploy), of whatever table types it declares. */
-export interface InTransaction<DB> {
-  transaction?: Kysely<DB>;
+/**
+ * A caller's transaction to work in (a migration package's deploy): a Kysely transaction of this service's storage,
+ * whatever table types the caller declares for it.
+ */
+export interface InTransaction {
+  transaction?: Pick<Kysely<object>, 'executeQuery'>;
 }
 
 export interface ApplyResult {
@@ -137,11 +140,11 @@ export class DbConfigService {
     return next;
   }
 
-  listCustomAttributes<DB>(options: InTransaction<DB> = {}): Promise<CustomAttributeRow[]> {
+  listCustomAttributes(options: InTransaction = {}): Promise<CustomAttributeRow[]> {
     return listCustomAttributes(this.executor(options));
   }
 
-  listPendingChanges<DB>(options: InTransaction<DB> = {}): Promise<PendingChangeRow[]> {
+  listPendingChanges(options: InTransaction = {}): Promise<PendingChangeRow[]> {
     return listPendingChanges(this.executor(options));
   }
 
@@ -149,10 +152,10 @@ export class DbConfigService {
    * Checks and stages changes (each replacing the pending change of its attribute), all or none: the first change
    * that is not valid is refused with its error and nothing is staged.
    */
-  async stageChanges<DB>(
+  async stageChanges(
     changes: readonly AttributeChange[],
     by: string,
-    options: InTransaction<DB> = {},
+    options: InTransaction = {},
   ): Promise<PendingChangeRow[]> {
     const stage = async (db: DbConfigDb) => {
       const applied = indexApplied(await listCustomAttributes(db));
@@ -174,7 +177,7 @@ export class DbConfigService {
    * the bus notification; any failure leaves tables and definitions as they were. A structural change needs admin
    * mode (the guard), checked before anything is written.
    */
-  async applyPending<DB>(by: string, options: InTransaction<DB> = {}): Promise<ApplyResult> {
+  async applyPending(by: string, options: InTransaction = {}): Promise<ApplyResult> {
     if (options.transaction) return this.applyIn(options.transaction as unknown as DbConfigDb, by, false);
     // Admin mode is checked outside the transaction (PGlite holds its one connection for a transaction), from the
     // pending changes as they are now; the transaction checks again should a structural change appear meanwhile.
@@ -204,7 +207,7 @@ export class DbConfigService {
     }
   }
 
-  private executor<DB>(options: InTransaction<DB>): DbConfigDb {
+  private executor(options: InTransaction): DbConfigDb {
     return (options.transaction as unknown as DbConfigDb | undefined) ?? this.db;
   }
 

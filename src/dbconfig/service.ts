@@ -95,7 +95,7 @@ export interface DbConfigServiceOptions {
   storage: Storage;
   metadata: MetadataRegistry;
   guard: StructuralChangeGuard;
-  log: FastifyBaseLogger;
+  log: Pick<FastifyBaseLogger, 'error'>;
 }
 
 /**

@@ -388,6 +388,35 @@ describe('database configuration', () => {
     });
     assert.equal(json(created).xsupplierref, 'NONE', 'the default, upper case');
 
+    // A change names only what it changes; an empty text clears the default.
+    const createdWithDefault = async () => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: `${ROOT}/os/mxapiasset?lean=1`,
+        headers: { cookie, 'content-type': 'application/json', properties: 'xsupplierref' },
+        payload: JSON.stringify({ siteid: 'BEDFORD' }),
+      });
+      assert.equal(response.statusCode, 201, response.body);
+      return json(response).xsupplierref;
+    };
+    await stage({
+      objectname: 'ASSET',
+      attributename: 'XSUPPLIERREF',
+      changetype: 'CHANGE',
+      title: 'Supplier',
+    });
+    assert.equal((await apply()).statusCode, 200);
+    assert.equal(await createdWithDefault(), 'NONE');
+    await stage({
+      objectname: 'ASSET',
+      attributename: 'XSUPPLIERREF',
+      changetype: 'CHANGE',
+      defaultvalue: '',
+    });
+    assert.equal((await apply()).statusCode, 200);
+    assert.equal(await createdWithDefault(), undefined);
+    assert.equal(t.services.metadata.object('ASSET').attributes.get('xsupplierref')?.title, 'Supplier');
+
     await stage({ objectname: 'ASSET', attributename: 'XSUPPLIERREF', changetype: 'CHANGE', length: 20 });
     assert.equal(reasonCode(await apply()), 'BMXAA0578E');
     await request(

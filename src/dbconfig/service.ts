@@ -319,7 +319,7 @@ export class DbConfigService {
         length: change.length ?? null,
         scale: change.scale ?? null,
         required: change.required ?? false,
-        defaultvalue: change.defaultvalue ?? null,
+        defaultvalue: change.defaultvalue || null,
         domainid: change.domainid ? change.domainid.toUpperCase() : null,
         title: change.title?.trim() || attributename,
         changeby: null,
@@ -338,13 +338,9 @@ export class DbConfigService {
       length: change.length ?? before.length,
       scale: change.scale ?? before.scale,
       required: change.required ?? before.required,
-      defaultvalue: change.defaultvalue !== undefined ? change.defaultvalue : before.defaultvalue,
-      domainid:
-        change.domainid !== undefined
-          ? change.domainid
-            ? change.domainid.toUpperCase()
-            : null
-          : before.domainid,
+      // Unset (null) keeps the value in force; an empty text clears it.
+      defaultvalue: cleared(change.defaultvalue, before.defaultvalue),
+      domainid: cleared(change.domainid?.toUpperCase(), before.domainid),
       title: change.title?.trim() || before.title,
     });
     const row: PendingChangeRow = {
@@ -353,7 +349,7 @@ export class DbConfigService {
       scale: change.scale ?? null,
       required: change.required ?? null,
       defaultvalue: change.defaultvalue ?? null,
-      domainid: change.domainid ? change.domainid.toUpperCase() : null,
+      domainid: change.domainid?.toUpperCase() ?? null,
       title: change.title?.trim() || null,
     };
     return { row, after, before, structural: isStructural(row, before) };
@@ -412,6 +408,12 @@ export class DbConfigService {
     }
     return completed;
   }
+}
+
+/** A CHANGE's value of an optional property: null or absent keeps `current`, an empty text clears it. */
+function cleared(value: string | null | undefined, current: string | null): string | null {
+  if (value === null || value === undefined) return current;
+  return value === '' ? null : value;
 }
 
 const ORDER: Readonly<Record<ChangeType, number>> = { REMOVE: 0, CHANGE: 1, ADD: 2 };

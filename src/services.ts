@@ -99,6 +99,7 @@ export async function createServices(
     onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
   });
   await adminMode.start();
+  logins.setAdmission(adminMode);
   // Custom attributes join the metadata before the first request, and follow every apply of any process.
   const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
   await dbconfig.start();

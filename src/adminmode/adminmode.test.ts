@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { buildApp } from '../app.js';
 import { isMaximoError } from '../errors.js';
 import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
@@ -187,6 +188,13 @@ describe('admin mode', () => {
       }
     }
 
+    // The right password of a user refused by admin mode is audited as refused, not as a success.
+    const audit = await sql<{ scheme: string }>`
+      select distinct scheme from logintracking where userid = 'WILSON' and attemptresult = 'REFUSED'`.execute(
+      t.storage.db,
+    );
+    assert.deepEqual(audit.rows.map((row) => row.scheme).sort(), ['BASIC', 'FORM', 'MAXAUTH']);
+
     // The session ends at logoutAt (timers of both instances; one of them makes the transition).
     await until(
       async () => (await get(other, '/whoami', { cookie: wilson })).statusCode === 401,
@@ -308,6 +316,30 @@ describe('admin mode', () => {
     });
     assert.equal(json(immediate).state, 1, immediate.body);
     assert.equal(reasonCode(await get(t.app, '/whoami', { cookie: wilson })), 'BMXAA0021E');
+    await post(t.app, '/adminmode/off', adminCookie);
+  });
+  test('the login right is data: a group given it through MXAPIGROUP logs in during admin mode', async () => {
+    const on = await post(t.app, '/adminmode/on', adminCookie, { logoutmin: 0 });
+    assert.equal(json(on).state, 1);
+    assert.equal(reasonCode(await login(other, maxauth('WILSON'))), 'BMXAA7901E');
+    const group = await get(t.app, '/os/mxapigroup?lean=1&oslc.where=groupname="MAINT"', {
+      cookie: adminCookie,
+    });
+    const href = String(json(group).member![0]!.href);
+    const grant = (adminmodelogin: boolean) =>
+      t.app.inject({
+        method: 'POST',
+        url: href.replace(/^https?:\/\/[^/]+/, ''),
+        headers: { cookie: adminCookie, 'x-method-override': 'PATCH', 'content-type': 'application/json' },
+        payload: JSON.stringify({ adminmodelogin }),
+      });
+    assert.equal((await grant(true)).statusCode, 204);
+    await until(
+      async () => (await login(other, maxauth('WILSON'))).statusCode === 200,
+      1000,
+      'WILSON of MAINT logs in on the other instance',
+    );
+    assert.equal((await grant(false)).statusCode, 204);
     await post(t.app, '/adminmode/off', adminCookie);
   });
 });

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { SessionDb } from '../auth/session-repository.js';
 import type { SessionService } from '../auth/sessions.js';
 import type { UserProfile } from '../auth/types.js';
-import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
+import type { ChangeBus } from '../db/change-bus.js';
 import type { Database } from '../db/schema.js';
 import { errors } from '../errors.js';
 import {
@@ -122,11 +122,8 @@ export class AdminModeService {
 
   /** Loads the state, listens for changes, re-arms the pending state's timer, and takes part in session opening. */
   async start(): Promise<void> {
+    // Every notification reloads the row, the bus's "notifications may have been missed" (EVERYTHING_CHANGED) too.
     await this.options.bus.listen(CHANNEL, () => this.reloadInBackground());
-    await this.options.bus.listen('object', (payload) => {
-      // Notifications may have been missed: read the state again.
-      if (payload === EVERYTHING_CHANGED) this.reloadInBackground();
-    });
     await this.reload();
     this.options.sessions.setAdmission((transaction, userid) => this.admitSession(transaction, userid));
   }

@@ -114,14 +114,17 @@ export class DbConfigService {
     this.db = options.storage.db as unknown as DbConfigDb;
   }
 
-  /** Loads the custom attributes into the metadata and follows every later apply, of any process. */
+  /**
+   * Follows every apply of any process, then loads the custom attributes into the metadata (listening first, so an
+   * apply committed in between is not missed).
+   */
   async start(): Promise<void> {
-    await this.refresh();
     await this.options.storage.bus.listen(DBCONFIG_CHANNEL, () => {
       this.refresh().catch((error: unknown) =>
         this.options.log.error({ err: error }, 'could not reload the custom attributes'),
       );
     });
+    await this.refresh();
   }
 
   /** Reads the custom attributes in force and sets them in the metadata (one reload at a time, in order). */
@@ -213,6 +216,7 @@ export class DbConfigService {
 
   private async applyIn(db: DbConfigDb, by: string, structuralAllowed: boolean): Promise<ApplyResult> {
     const pending = await listPendingChanges(db, true);
+    if (pending.length === 0) return { applied: [], structural: false };
     const applied = indexApplied(await listCustomAttributes(db));
     const ordered = [...pending].sort(
       (a, b) => ORDER[a.changetype as ChangeType] - ORDER[b.changetype as ChangeType],

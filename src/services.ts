@@ -8,6 +8,7 @@ import { AuthService } from './auth/service.js';
 import { SessionService } from './auth/sessions.js';
 import type { AppConfig } from './config.js';
 import type { Storage } from './db/database.js';
+import { DbConfigService } from './dbconfig/service.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
@@ -29,6 +30,7 @@ export interface ServiceGraph {
   lookups: LookupService;
   system: SystemService;
   adminMode: AdminModeService;
+  dbconfig: DbConfigService;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -96,6 +98,10 @@ export async function createServices(
   });
   await adminMode.start();
   logins.setAdmission(adminMode);
+  // Custom attributes join the metadata before the first request, and follow every apply of any process.
+  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
+  await dbconfig.start();
+  resources.addWriteRules('MAXATTRIBUTECFG', dbconfig.writeRules);
   resources.addWriteObserver(logins.reactivationObserver);
   resources.addWriteRules('MAXUSER', userWriteRules);
   const apiKeys = new ApiKeyService({
@@ -119,6 +125,7 @@ export async function createServices(
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
     adminMode,
+    dbconfig,
     async close() {
       adminMode.close();
       await logins.flush();

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { AdminModeTables } from '../adminmode/repository.js';
+import type { DbConfigTables } from '../dbconfig/repository.js';
 import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
@@ -104,6 +105,7 @@ export interface Database
     CoreTables,
     SessionTables,
     AdminModeTables,
+    DbConfigTables,
     ApiKeyTables,
     KeyCheckTables,
     PropertyTables,

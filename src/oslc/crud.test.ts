@@ -337,6 +337,22 @@ const cases: readonly CrudCase[] = [
     update: { primaryphone: '555-0100' },
     updated: ['primaryphone', '555-0100'],
   },
+  {
+    // A pending change of database configuration (docs/dbconfig.md); staging it changes no table.
+    structure: 'MXAPIMAXATTRIBUTECFG',
+    table: 'maxattributecfg',
+    uniqueId: 'maxattributecfgid',
+    key: (suffix) => ['attributename', `XCRUD${suffix}`],
+    body: (_facts, suffix) => ({
+      objectname: 'ASSET',
+      attributename: `XCRUD${suffix}`,
+      changetype: 'ADD',
+      maxtype: 'ALN',
+      length: 10,
+    }),
+    update: { title: 'Crud attribute' },
+    updated: ['title', 'Crud attribute'],
+  },
 ];
 
 const admin = maxauth('MAXADMIN');

@@ -8,6 +8,7 @@ import { assetstatus } from './assetstatus.js';
 import { groupuser } from './groupuser.js';
 import { item } from './item.js';
 import { locations } from './locations.js';
+import { maxattributecfg } from './maxattributecfg.js';
 import { maxdomain } from './maxdomain.js';
 import { maxgroup } from './maxgroup.js';
 import { maxuser } from './maxuser.js';
@@ -42,4 +43,5 @@ export const baseObjects: readonly ObjectDef[] = [
   assetstatus,
   assetspec,
   assetmeter,
+  maxattributecfg,
 ];

@@ -4,7 +4,7 @@ import type { DbConfigTables } from '../dbconfig/repository.js';
 import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
-import type { StablePageTables } from '../oslc/query/stable-pages.js';
+import type { StablePageTables } from '../oslc/query/index.js';
 import type { PropertyTables } from '../properties/repository.js';
 
 /**

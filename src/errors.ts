@@ -284,6 +284,21 @@ export const REASONS = {
     text: (value: string) =>
       `The expiration ${value} is not valid: give the minutes until the key expires (a whole number above 0), or -1 for never.`,
   },
+
+  // Federated login: OIDC and SAML (src/auth/federated, docs/federated-login.md).
+  EAS0190E: {
+    status: 401,
+    text: (why: string) => `The sign-in through the identity provider was not accepted: ${why}.`,
+  },
+  EAS0191E: {
+    status: 401,
+    text: (userid: string) =>
+      `The identity provider signed in ${userid}, who is not an active user of this service. Ask an administrator to create the user.`,
+  },
+  EAS0192E: {
+    status: 502,
+    text: 'The identity provider could not be reached or gave an answer that cannot be used. Try again later.',
+  },
 } as const satisfies Record<string, Reason>;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -458,6 +473,11 @@ export const errors = {
   apiKeyTooWeak: (why: string) => reason('EAS0073E', [why], { attrName: 'apikey', objPath: 'apikeytoken' }),
   apiKeyExpirationNotValid: (value: string) =>
     reason('EAS0074E', [value], { attrName: 'expiration', attrValue: value, objPath: 'apikeytoken' }),
+
+  federatedSignInRefused: (why: string) => reason('EAS0190E', [why]),
+  federatedUserRefused: (userid: string) =>
+    reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),
+  identityProviderUnavailable: () => reason('EAS0192E', []),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -304,11 +304,27 @@ function readFederated(parsed: Env): FederatedConfig {
   };
 }
 
+/** Hosts on which an identity provider may be reached over plain http (tests, a provider on the same machine). */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** The OIDC callback route, relative to the context root. */
+export const OIDC_CALLBACK_PATH = '/oidc/callback';
+
 /** The relying party of `oidc` mode: issuer, client id and redirect URL are required. */
 function readOidc(parsed: Env): OidcConfig | undefined {
   if (parsed.EAS_AUTH_MODE !== 'oidc') return undefined;
   for (const name of ['EAS_OIDC_ISSUER', 'EAS_OIDC_CLIENT_ID', 'EAS_OIDC_REDIRECT_URL'] as const) {
     if (!parsed[name]) throw new ConfigError(name, 'is required when EAS_AUTH_MODE is oidc');
+  }
+  const issuer = new URL(parsed.EAS_OIDC_ISSUER!);
+  if (issuer.protocol === 'http:' && !LOOPBACK_HOSTS.has(issuer.hostname)) {
+    throw new ConfigError(
+      'EAS_OIDC_ISSUER',
+      'must be an https:// URL (http:// only on the loopback address)',
+    );
+  }
+  const callback = `${parsed.EAS_CONTEXT_ROOT}${OIDC_CALLBACK_PATH}`;
+  if (new URL(parsed.EAS_OIDC_REDIRECT_URL!).pathname !== callback) {
+    throw new ConfigError('EAS_OIDC_REDIRECT_URL', `must be the public address of ${callback}`);
   }
   return {
     issuer: parsed.EAS_OIDC_ISSUER!,

@@ -49,7 +49,7 @@ export async function hasKey(db: Kysely<Database>, userid: string): Promise<bool
 
 /** When the user's key was made and for how long, without its value; undefined when the user has none. */
 export async function findOwnKey(
-  db: ApiKeyDb,
+  db: Kysely<Database>,
   userid: string,
 ): Promise<{ expiration: number; creationdate: Date } | undefined> {
   return db

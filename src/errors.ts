@@ -299,6 +299,12 @@ export const REASONS = {
     status: 502,
     text: 'The identity provider could not be reached or gave an answer that cannot be used. Try again later.',
   },
+
+  // Admin mode (src/adminmode, docs/adminmode.md).
+  BMXAA0578E: {
+    status: 400,
+    text: 'You must turn on Admin Mode before performing a structural database configuration.',
+  },
 } as const satisfies Record<string, Reason>;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -478,6 +484,9 @@ export const errors = {
   federatedUserRefused: (userid: string) =>
     reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),
   identityProviderUnavailable: () => reason('EAS0192E', []),
+
+  /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
+  adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { AdminModeTables } from '../adminmode/repository.js';
 import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
@@ -99,7 +100,14 @@ export interface CoreTables {
  * is expected, nor a transaction shared between modules.
  */
 export interface Database
-  extends CoreTables, SessionTables, ApiKeyTables, KeyCheckTables, PropertyTables, StablePageTables {}
+  extends
+    CoreTables,
+    SessionTables,
+    AdminModeTables,
+    ApiKeyTables,
+    KeyCheckTables,
+    PropertyTables,
+    StablePageTables {}
 
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;

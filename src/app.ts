@@ -4,7 +4,11 @@ import { dbconfigRoutes } from './dbconfig/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
 import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
+import type { SignInProvider } from './auth/federated/page.js';
+import { signInPageRoutes } from './auth/federated/routes.js';
+import type { FederatedSignIn } from './auth/federated/sign-in.js';
 import { registerAccessHook } from './auth/hook.js';
+import { OIDC_LOGIN_PATH, OIDC_LOGOUT_PATH, oidcRoutes } from './auth/oidc/routes.js';
 import {
   authRoutes,
   FORM_BODY_LIMIT,
@@ -17,7 +21,7 @@ import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
-import { DEFAULT_BODY_LIMIT, type AppConfig } from './config.js';
+import { DEFAULT_BODY_LIMIT, isFederatedMode, type AppConfig } from './config.js';
 import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
@@ -181,6 +185,38 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+
+  // Federated login (docs/federated-login.md): the identity provider's routes and the sign-in page, at the root.
+  const federatedSignIn: FederatedSignIn = {
+    contextRoot: config.contextRoot,
+    sessions,
+    cookies,
+    logins,
+    users: graph.federatedUsers,
+  };
+  const providers: SignInProvider[] = [];
+  if (graph.oidc) {
+    await app.register(oidcRoutes, {
+      prefix: config.contextRoot,
+      relyingParty: graph.oidc,
+      signIn: federatedSignIn,
+    });
+    providers.push({
+      name: graph.oidc.providerName,
+      loginPath: OIDC_LOGIN_PATH,
+      logoutPath: OIDC_LOGOUT_PATH,
+    });
+  }
+  if (isFederatedMode(config.auth.mode)) {
+    await app.register(signInPageRoutes, {
+      prefix: config.contextRoot,
+      contextRoot: config.contextRoot,
+      providers,
+      sessions,
+      auth,
+      apiKeys,
+    });
+  }
 
   return { app, services };
 }

@@ -316,6 +316,21 @@ export const REASONS = {
       `The configuration changes were not applied, and nothing was changed: ${changeType} of the attribute ${attrName} of the object ${objectName} failed, as ${why}.`,
   },
 
+  // Federated login: OIDC and SAML (src/auth/federated, docs/federated-login.md).
+  EAS0190E: {
+    status: 401,
+    text: (why: string) => `The sign-in through the identity provider was not accepted: ${why}.`,
+  },
+  EAS0191E: {
+    status: 401,
+    text: (userid: string) =>
+      `The identity provider signed in ${userid}, who is not an active user of this service. Ask an administrator to create the user.`,
+  },
+  EAS0192E: {
+    status: 502,
+    text: 'The identity provider could not be reached or gave an answer that cannot be used. Try again later.',
+  },
+
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {
     status: 400,
@@ -532,6 +547,11 @@ export const errors = {
       attrValue: attrName,
       objPath: 'maxattributecfg',
     }),
+  federatedSignInRefused: (why: string) => reason('EAS0190E', [why]),
+  federatedUserRefused: (userid: string) =>
+    reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),
+  identityProviderUnavailable: () => reason('EAS0192E', []),
+
   /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
   adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
 } as const;

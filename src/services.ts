@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
 import { ApiKeyService } from './apikeys/service.js';
+import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
+import { OidcRelyingParty } from './auth/oidc/service.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
 import { AuthService } from './auth/service.js';
@@ -26,6 +28,10 @@ export interface ServiceGraph {
   properties: PropertyService;
   sessions: SessionService;
   logins: LoginService;
+  /** Maps identity-provider users to users (the `oidc` and `saml` modes). */
+  federatedUsers: FederatedUsers;
+  /** The OpenID Connect relying party, in the `oidc` mode only. */
+  oidc: OidcRelyingParty | undefined;
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
@@ -121,6 +127,20 @@ export async function createServices(
     properties,
     sessions,
     logins,
+    federatedUsers: new FederatedUsers({
+      db: storage.db,
+      bus: storage.bus,
+      settings: config.federated,
+      logWarning: (message, details) => log.warn(details, message),
+    }),
+    oidc:
+      config.oidc &&
+      new OidcRelyingParty({
+        settings: config.oidc,
+        // Every process derives the same key from the shared master key: any of them may receive the callback.
+        stateKey: apiKeys.derivedKey('federated sign-in state'),
+        logWarning: (error, message) => log.warn({ err: error }, message),
+      }),
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),

@@ -47,6 +47,18 @@ export async function hasKey(db: Kysely<Database>, userid: string): Promise<bool
   return row !== undefined;
 }
 
+/** When the user's key was made and for how long, without its value; undefined when the user has none. */
+export async function findOwnKey(
+  db: Kysely<Database>,
+  userid: string,
+): Promise<{ expiration: number; creationdate: Date } | undefined> {
+  return db
+    .selectFrom('apikeytoken')
+    .select(['expiration', 'creationdate'])
+    .where('userid', '=', userid)
+    .executeTakeFirst();
+}
+
 export interface NewKey {
   userid: string;
   sealed: string;

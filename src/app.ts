@@ -11,6 +11,8 @@ import {
   loginPageRoutes,
   type AuthSettings,
 } from './auth/routes.js';
+import { samlRoutes } from './auth/saml/routes.js';
+import { sessionSignIn } from './auth/saml/sign-in.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
@@ -178,6 +180,16 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+  if (graph.saml) {
+    const signIn = sessionSignIn({
+      contextRoot: config.contextRoot,
+      auth,
+      sessions,
+      cookies,
+      scheme: 'SAML',
+    });
+    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, signIn });
+  }
 
   return { app, services };
 }

@@ -284,6 +284,22 @@ export const REASONS = {
     text: (value: string) =>
       `The expiration ${value} is not valid: give the minutes until the key expires (a whole number above 0), or -1 for never.`,
   },
+
+  // SAML sign-in (src/auth/saml, docs/federated-login.md).
+  EAS0150E: {
+    status: 401,
+    text: (reason: string) => `The SAML response is refused: ${reason}. Sign in again.`,
+  },
+  EAS0151E: {
+    status: 401,
+    text: (assertionId: string) =>
+      `The SAML assertion ${assertionId} was used already; an assertion signs in once. Sign in again.`,
+  },
+  EAS0152E: {
+    status: 401,
+    text: (userid: string) =>
+      `The user ${userid} signed in by the identity provider has no active account in this service.`,
+  },
 } as const satisfies Record<string, Reason>;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -458,6 +474,12 @@ export const errors = {
   apiKeyTooWeak: (why: string) => reason('EAS0073E', [why], { attrName: 'apikey', objPath: 'apikeytoken' }),
   apiKeyExpirationNotValid: (value: string) =>
     reason('EAS0074E', [value], { attrName: 'expiration', attrValue: value, objPath: 'apikeytoken' }),
+
+  samlResponseRefused: (why: string) => reason('EAS0150E', [why], { attrName: 'SAMLResponse' }),
+  samlAssertionReplayed: (assertionId: string) =>
+    reason('EAS0151E', [assertionId], { attrName: 'SAMLResponse', attrValue: assertionId }),
+  federatedUserUnknown: (userid: string) =>
+    reason('EAS0152E', [userid], { attrName: 'userid', attrValue: userid }),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -4,6 +4,8 @@ import { ApiKeyService } from './apikeys/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
+import type { SamlDb } from './auth/saml/repository.js';
+import { SamlService } from './auth/saml/service.js';
 import type { SessionDb } from './auth/session-repository.js';
 import { AuthService } from './auth/service.js';
 import { SessionService } from './auth/sessions.js';
@@ -29,6 +31,8 @@ export interface ServiceGraph {
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
+  /** The SAML service provider, in `saml` mode only. */
+  saml: SamlService | undefined;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -105,6 +109,13 @@ export async function createServices(
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
+    saml:
+      config.saml &&
+      new SamlService({
+        config: config.saml,
+        db: storage.db as unknown as SamlDb,
+        logRefusal: (detail) => log.info({ saml: detail }, 'SAML response refused'),
+      }),
     async close() {
       await logins.flush();
       await properties.close();

@@ -244,9 +244,12 @@ export class LoginService {
     if (typeof userid === 'string') await resetUserFailures(transaction as unknown as SessionDb, [userid]);
   };
 
-  /** Native, BASIC and FORM logins by mode: a managed deployment takes none, an LDAP one no native `maxauth`. */
+  /**
+   * Native, BASIC and FORM logins by mode: a managed or federated (`saml`) deployment takes none, an LDAP one no
+   * native `maxauth`.
+   */
   private offers(scheme: LoginScheme): boolean {
-    if (this.options.mode === 'managed') return false;
+    if (this.options.mode !== 'native' && this.options.mode !== 'appserver') return false;
     return !(this.options.mode === 'appserver' && scheme === 'MAXAUTH');
   }
 

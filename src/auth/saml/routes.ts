@@ -1,0 +1,84 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../../errors.js';
+import { AcsBody, LoginQuery } from './schemas.js';
+import type { LoginStart, SamlService } from './service.js';
+import type { FederatedSignIn } from './sign-in.js';
+
+/** Largest ACS form: a signed response with attributes is a few kilobytes; some providers add certificates. */
+export const ACS_BODY_LIMIT = 256 * 1024;
+
+export interface SamlRoutesOptions {
+  saml: SamlService;
+  signIn: FederatedSignIn;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/**
+ * The HTTP-POST binding of the request: a form the browser posts to the provider, submitted by a line of script, or
+ * by its button (focused, so Enter sends it) where scripts do not run.
+ */
+function postForm(start: Extract<LoginStart, { binding: 'post' }>): string {
+  const fields = Object.entries(start.fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
+  return (
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Signing in</title></head><body>' +
+    `<form method="post" action="${escapeHtml(start.action)}">${fields}` +
+    '<p>Continue to the identity provider to sign in.</p><button type="submit" autofocus>Continue</button></form>' +
+    '<script>document.forms[0].submit()</script></body></html>'
+  );
+}
+
+/**
+ * SAML sign-in under the context root (docs/federated-login.md, "SAML"): `saml/login` starts it, `saml/acs` receives
+ * the provider's response (HTTP-POST binding), `saml/metadata` describes this service provider. All public: the
+ * browser has no session yet, and the response carries the proof.
+ */
+export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOptions): Promise<void> {
+  const { saml, signIn } = options;
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: ACS_BODY_LIMIT },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+
+  routes.get(
+    '/saml/login',
+    { schema: { querystring: LoginQuery }, config: { access: { kind: 'public' } } },
+    async (request, reply) => {
+      const requested = request.query.returnTo;
+      const returnTo = signIn.returnTarget(request, requested);
+      if (requested !== undefined && returnTo !== requested) {
+        throw errors.badRequest('The returnTo address must be a path on this server.', {
+          attrName: 'returnTo',
+          attrValue: requested,
+        });
+      }
+      const start = await saml.startLogin(returnTo);
+      // A request id is issued once: no cache may replay the answer to another browser.
+      reply.header('cache-control', 'no-store');
+      if (start.binding === 'redirect') return reply.code(302).header('location', start.location).send();
+      return reply.code(200).type('text/html; charset=utf-8').send(postForm(start));
+    },
+  );
+
+  routes.post(
+    '/saml/acs',
+    { schema: { body: AcsBody }, config: { access: { kind: 'public' } } },
+    async (request, reply) => {
+      const accepted = await saml.acceptResponse(request.body.SAMLResponse);
+      // RelayState comes back through the browser unsigned: checked again, and dropped when it is not a local path.
+      const returnTo = signIn.returnTarget(request, request.body.RelayState);
+      return signIn.signIn(request, reply, accepted.identity, returnTo);
+    },
+  );
+
+  routes.get('/saml/metadata', { config: { access: { kind: 'public' } } }, async (_request, reply) =>
+    reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(saml.metadata()),
+  );
+}

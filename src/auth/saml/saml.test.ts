@@ -1,0 +1,329 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
+import { buildApp } from '../../app.js';
+import { ConfigError, loadConfig } from '../../config.js';
+import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../../test/helpers/app.js';
+import {
+  ACS_URL,
+  IDP_CERT_PATH,
+  IDP_SSO_URL,
+  SAML_ENV,
+  SP_ENTITY_ID,
+  requestIdOf,
+  requestIdOfRedirect,
+  samlResponse,
+  tampered,
+  type ResponseOptions,
+} from '../../../test/helpers/saml-idp.js';
+
+const ASSETS = '/maximo/oslc/os/mxapiasset?oslc.select=assetnum&oslc.pageSize=1&lean=1';
+const LANDING = '/maximo/webclient/login/landing.jsp';
+
+function assertRefused(response: LightMyRequestResponse, reasonCode: string, text?: RegExp): void {
+  assert.equal(response.statusCode, 401, response.body);
+  const error = json(response).Error;
+  assert.equal(error?.reasonCode, reasonCode, response.body);
+  if (text) assert.match(String(error?.message), text);
+  assert.equal(response.headers['set-cookie'], undefined, 'a refused response opens no session');
+}
+
+function sessionCookie(response: LightMyRequestResponse): string {
+  const cookies = [response.headers['set-cookie'] ?? []].flat();
+  const session = cookies.find((cookie) => cookie.startsWith('JSESSIONID='));
+  assert.ok(session, `a session cookie in ${JSON.stringify(cookies)}`);
+  return session.split(';')[0]!;
+}
+
+/** Starts a sign-in on `app` (HTTP-Redirect binding) and returns the request id the provider would answer. */
+async function startLogin(app: FastifyInstance, returnTo = '/maximo/oslc/whoami'): Promise<string> {
+  const response = await app.inject({ url: `/maximo/saml/login?returnTo=${encodeURIComponent(returnTo)}` });
+  assert.equal(response.statusCode, 302, response.body);
+  return requestIdOfRedirect(String(response.headers.location));
+}
+
+function postResponse(app: FastifyInstance, samlResponseValue: string, relayState?: string) {
+  const form = new URLSearchParams({ SAMLResponse: samlResponseValue });
+  if (relayState !== undefined) form.set('RelayState', relayState);
+  return app.inject({
+    method: 'POST',
+    url: '/maximo/saml/acs',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: form.toString(),
+  });
+}
+
+describe('SAML service provider', () => {
+  let t: TestApp;
+  /** A second instance on the same database: another process as far as the service is concerned. */
+  let other: FastifyInstance;
+
+  before(async () => {
+    t = await startTestApp(SAML_ENV);
+    other = (await buildApp(testConfig({ ...SAML_ENV, EAS_SERVER_NAME: 'OTHER' }), t.storage)).app;
+    await other.ready();
+  });
+  after(async () => {
+    await other.close();
+    await t.close();
+  });
+
+  /** A response to a fresh request of this service, as the provider would sign it. */
+  async function answer(options: ResponseOptions = {}): Promise<string> {
+    return samlResponse({ requestId: await startLogin(t.app), ...options });
+  }
+
+  test('serves the SP metadata: entity id and the ACS with the HTTP-POST binding', async () => {
+    const response = await t.app.inject({ url: '/maximo/saml/metadata' });
+    assert.equal(response.statusCode, 200);
+    assert.match(String(response.headers['content-type']), /^application\/samlmetadata\+xml/);
+    assert.match(response.body, new RegExp(`entityID="${SP_ENTITY_ID}"`));
+    assert.match(
+      response.body,
+      new RegExp(
+        `AssertionConsumerService[^>]*Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"[^>]*Location="${ACS_URL}"`,
+      ),
+    );
+  });
+
+  test('starts sign-in with a redirect to the provider carrying the request and the return address', async () => {
+    const response = await t.app.inject({ url: '/maximo/saml/login?returnTo=%2Fmaximo%2Foslc%2Fwhoami' });
+    assert.equal(response.statusCode, 302);
+    assert.equal(response.headers['cache-control'], 'no-store');
+    const location = new URL(String(response.headers.location));
+    assert.equal(`${location.origin}${location.pathname}`, IDP_SSO_URL);
+    assert.equal(location.searchParams.get('RelayState'), '/maximo/oslc/whoami');
+    assert.match(requestIdOfRedirect(location.href), /^_/);
+  });
+
+  test('refuses a return address on another origin before leaving for the provider', async () => {
+    for (const returnTo of [
+      'https://evil.example/',
+      '//evil.example/x',
+      '/\\evil.example',
+      '/\t/evil.example',
+    ]) {
+      const response = await t.app.inject({
+        url: `/maximo/saml/login?returnTo=${encodeURIComponent(returnTo)}`,
+      });
+      assert.equal(response.statusCode, 400, returnTo);
+      assert.equal(json(response).Error?.reasonCode, 'EAS0004E');
+    }
+  });
+
+  test('a valid signed assertion signs in: FORM-login cookies, redirect to the page asked, session works on /oslc', async () => {
+    const requestId = await startLogin(t.app, '/maximo/oslc/whoami');
+    const response = await postResponse(
+      t.app,
+      samlResponse({ requestId, nameId: 'wilson' }),
+      '/maximo/oslc/whoami',
+    );
+    assert.equal(response.statusCode, 302, response.body);
+    assert.equal(response.headers.location, '/maximo/oslc/whoami');
+    const cookies = [response.headers['set-cookie'] ?? []].flat();
+    assert.ok(cookies[0]?.startsWith('JSESSIONID='), 'the session cookie first');
+    assert.ok(
+      cookies.some((cookie) => cookie.startsWith('LtpaToken2=')),
+      'and the token cookie',
+    );
+    const cookie = sessionCookie(response);
+    const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
+    assert.equal(whoami.statusCode, 200, whoami.body);
+    assert.equal(json(whoami).userid, 'WILSON');
+    const assets = await t.app.inject({ url: ASSETS, headers: { cookie } });
+    assert.equal(assets.statusCode, 200, assets.body);
+    assert.equal(json(assets).member?.length, 1);
+    const api = await t.app.inject({ url: ASSETS.replace('/oslc/', '/api/'), headers: { cookie } });
+    assert.equal(api.statusCode, 401, '/api takes API keys only');
+  });
+
+  test('a response signed as a whole (assertion unsigned) is accepted too', async () => {
+    const response = await postResponse(t.app, await answer({ sign: 'response' }));
+    assert.equal(response.statusCode, 302, response.body);
+    sessionCookie(response);
+  });
+
+  test('password logins are not offered in saml mode', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/login',
+      headers: maxauth('WILSON'),
+    });
+    assert.equal(response.statusCode, 401);
+    assert.equal(json(response).Error?.reasonCode, 'EAS0041E');
+  });
+
+  test('an unsigned response is refused', async () => {
+    assertRefused(await postResponse(t.app, await answer({ sign: 'none' })), 'EAS0150E', /not signed/);
+  });
+
+  test('a response signed by another key is refused', async () => {
+    assertRefused(await postResponse(t.app, await answer({ key: 'other' })), 'EAS0150E', /not signed/);
+  });
+
+  test('an assertion changed after signing is refused', async () => {
+    const forged = tampered(await answer({ nameId: 'smith' }), '>smith<', '>maxadmin<');
+    assertRefused(await postResponse(t.app, forged), 'EAS0150E', /not signed/);
+  });
+
+  test('an assertion for another audience is refused', async () => {
+    const response = await postResponse(t.app, await answer({ audience: 'https://other-sp.test/saml' }));
+    assertRefused(response, 'EAS0150E', /another audience/);
+  });
+
+  test('an expired assertion is refused, and one not valid yet', async () => {
+    const past = Date.now() - 10 * 60_000;
+    const expired = await answer({ notBefore: new Date(past - 60_000), notOnOrAfter: new Date(past) });
+    assertRefused(await postResponse(t.app, expired), 'EAS0150E', /expired/);
+    const future = Date.now() + 10 * 60_000;
+    const early = await answer({ notBefore: new Date(future), notOnOrAfter: new Date(future + 60_000) });
+    assertRefused(await postResponse(t.app, early), 'EAS0150E', /not valid yet/);
+  });
+
+  test('an assertion within the clock skew is accepted', async () => {
+    // 30 s past its end, within the default skew of 60 s.
+    const now = Date.now();
+    const late = await answer({ notBefore: new Date(now - 120_000), notOnOrAfter: new Date(now - 30_000) });
+    assert.equal((await postResponse(t.app, late)).statusCode, 302);
+  });
+
+  test('an assertion for another recipient is refused', async () => {
+    const response = await postResponse(t.app, await answer({ recipient: 'https://other-sp.test/acs' }));
+    assertRefused(response, 'EAS0150E', /another recipient/);
+  });
+
+  test('a response addressed to another destination is refused', async () => {
+    const response = await postResponse(t.app, await answer({ destination: 'https://other-sp.test/acs' }));
+    assertRefused(response, 'EAS0150E', /addressed to https:\/\/other-sp\.test\/acs/);
+  });
+
+  test('a response from another issuer is refused', async () => {
+    const response = await postResponse(t.app, await answer({ issuer: 'https://other-idp.test' }));
+    assertRefused(response, 'EAS0150E', /another identity provider/);
+  });
+
+  test('a response to no request of this service, or to none at all, is refused', async () => {
+    assertRefused(
+      await postResponse(t.app, samlResponse({ requestId: '_never-sent' })),
+      'EAS0150E',
+      /no sign-in request/,
+    );
+    assertRefused(await postResponse(t.app, samlResponse({})), 'EAS0150E', /no sign-in request/);
+  });
+
+  test('a replayed assertion is refused, on this instance and on another one', async () => {
+    const response = await answer();
+    assert.equal((await postResponse(t.app, response)).statusCode, 302);
+    assertRefused(await postResponse(t.app, response), 'EAS0151E');
+    assertRefused(await postResponse(other, response), 'EAS0151E');
+  });
+
+  test('the same assertion sent to two instances at once signs in exactly once', async () => {
+    const response = await answer();
+    const results = await Promise.all([postResponse(t.app, response), postResponse(other, response)]);
+    assert.deepEqual(results.map((result) => result.statusCode).sort(), [302, 401]);
+    assert.equal(results.find((result) => result.statusCode === 401)!.json().Error.reasonCode, 'EAS0151E');
+  });
+
+  test('a request started on one instance is answered on the other', async () => {
+    const requestId = await startLogin(other);
+    const response = await postResponse(t.app, samlResponse({ requestId }));
+    assert.equal(response.statusCode, 302, response.body);
+  });
+
+  test('a user the service does not know, or not active, is refused', async () => {
+    assertRefused(await postResponse(t.app, await answer({ nameId: 'nobody' })), 'EAS0152E', /NOBODY/);
+  });
+
+  test('a RelayState that is not a path on this server returns to the landing page', async () => {
+    for (const relay of ['https://evil.example/', '//evil.example', 'javascript:alert(1)']) {
+      const response = await postResponse(t.app, await answer(), relay);
+      assert.equal(response.statusCode, 302, response.body);
+      assert.equal(response.headers.location, LANDING, relay);
+    }
+  });
+
+  test('consumed assertions and requests are deleted once their validity ended', async () => {
+    await sql`insert into samlassertion (assertionid, userid, consumed, expires)
+              values ('_old-assertion', 'WILSON', now() - interval '2 hours', now() - interval '1 hour')`.execute(
+      t.storage.db,
+    );
+    await sql`insert into samlrequest (requestid, issued, expires)
+              values ('_old-request', now() - interval '2 hours', now() - interval '1 hour')`.execute(
+      t.storage.db,
+    );
+    assert.equal((await postResponse(t.app, await answer())).statusCode, 302);
+    const left = await sql<{ id: string }>`
+      select assertionid as id from samlassertion where assertionid = '_old-assertion'
+      union all select requestid from samlrequest where requestid = '_old-request'`.execute(t.storage.db);
+    assert.deepEqual(left.rows, []);
+  });
+});
+
+describe('SAML settings', () => {
+  test('the user id may come from an attribute, and the request may travel by the HTTP-POST binding', async () => {
+    const t = await startTestApp({
+      ...SAML_ENV,
+      EAS_SAML_USER_ATTRIBUTE: 'uid',
+      EAS_SAML_REQUEST_BINDING: 'post',
+    });
+    try {
+      const start = await t.app.inject({ url: '/maximo/saml/login' });
+      assert.equal(start.statusCode, 200);
+      assert.match(start.body, new RegExp(`<form method="post" action="${IDP_SSO_URL}">`));
+      const field = /name="SAMLRequest" value="([^"]+)"/.exec(start.body)?.[1];
+      assert.ok(field, 'the request as a form field');
+      const requestId = requestIdOf(Buffer.from(field, 'base64').toString('utf8'));
+      const relay = /name="RelayState" value="([^"]+)"/.exec(start.body)?.[1];
+      const response = await postResponse(
+        t.app,
+        samlResponse({ requestId, nameId: 'someone@idp.test', attributes: { uid: 'smith' } }),
+        relay,
+      );
+      assert.equal(response.statusCode, 302, response.body);
+      assert.equal(response.headers.location, LANDING);
+      const whoami = await t.app.inject({
+        url: '/maximo/oslc/whoami',
+        headers: { cookie: sessionCookie(response) },
+      });
+      assert.equal(json(whoami).userid, 'SMITH');
+      const without = samlResponse({ requestId, nameId: 'smith' });
+      assertRefused(await postResponse(t.app, without), 'EAS0150E', /no value for the attribute uid/);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('saml mode names each missing setting; the SAML routes exist in saml mode only', async () => {
+    const base = {
+      EAS_AUTH_MODE: 'saml',
+      EAS_SAML_IDP_CERT: IDP_CERT_PATH,
+      EAS_SAML_IDP_SSO_URL: IDP_SSO_URL,
+    };
+    assert.throws(
+      () => loadConfig(base),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        return error.variable === 'EAS_SAML_ACS_URL';
+      },
+    );
+    assert.throws(
+      () => loadConfig({ ...SAML_ENV, EAS_SAML_IDP_CERT: '/no/such/file.pem' }),
+      /EAS_SAML_IDP_CERT/,
+    );
+    const explicit = loadConfig({
+      ...base,
+      EAS_SAML_ACS_URL: 'https://eas.example/maximo/saml/acs',
+      EAS_SAML_SP_ENTITY_ID: 'urn:eas',
+    });
+    assert.equal(explicit.saml?.spEntityId, 'urn:eas');
+    assert.equal(explicit.saml?.idpCertificates.length, 1);
+    const native = await startTestApp();
+    try {
+      assert.equal((await native.app.inject({ url: '/maximo/saml/metadata' })).statusCode, 404);
+    } finally {
+      await native.close();
+    }
+  });
+});

@@ -12,7 +12,6 @@ import {
   type AuthSettings,
 } from './auth/routes.js';
 import { samlRoutes } from './auth/saml/routes.js';
-import { sessionSignIn } from './auth/saml/sign-in.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
@@ -181,14 +180,15 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
   if (graph.saml) {
-    const signIn = sessionSignIn({
+    // The SAML sign-in (docs/federated-login.md): its routes at the context root, like the FORM login's.
+    const federated = {
       contextRoot: config.contextRoot,
-      auth,
       sessions,
       cookies,
-      scheme: 'SAML',
-    });
-    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, signIn });
+      logins,
+      users: graph.federatedUsers,
+    };
+    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, federated });
   }
 
   return { app, services };

@@ -29,7 +29,7 @@ const EnvSchema = Type.Object({
   /** Key that encrypts secrets at rest (values of encrypted system properties); any text of 16 characters or more. */
   EAS_SECRET_KEY: Type.Optional(Type.String({ minLength: 16 })),
   EAS_AUTH_MODE: Type.Union(
-    (['native', 'appserver', 'managed', 'saml'] as const).map((mode) => Type.Literal(mode)),
+    (['native', 'appserver', 'managed', 'oidc', 'saml'] as const).map((mode) => Type.Literal(mode)),
     { default: 'native' },
   ),
   EAS_LDAP_URL: Type.Optional(Type.String({ pattern: '^ldaps?://[^\\s]+$' })),
@@ -49,6 +49,19 @@ const EnvSchema = Type.Object({
   EAS_MASTER_KEY: Type.Optional(Type.String({ minLength: 32 })),
   /** Whether /api accepts API keys only; unset: only in the `appserver` and `managed` modes. */
   EAS_API_KEY_ONLY: Type.Optional(Type.Boolean()),
+  // Federated login, shared by the `oidc` and `saml` modes (docs/federated-login.md).
+  /** Whether an identity-provider user unknown here is created (in EAS_FEDERATED_DEFAULT_GROUP) rather than refused. */
+  EAS_FEDERATED_CREATE_USERS: Type.Boolean({ default: false }),
+  EAS_FEDERATED_DEFAULT_GROUP: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,30}$' })),
+  // The OpenID Connect relying party of the `oidc` mode (docs/federated-login.md).
+  EAS_OIDC_ISSUER: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  EAS_OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_OIDC_REDIRECT_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  EAS_OIDC_SCOPES: Type.String({ pattern: '(^|\\s)openid(\\s|$)', default: 'openid profile email' }),
+  EAS_OIDC_USER_CLAIM: Type.String({ minLength: 1, default: 'preferred_username' }),
+  EAS_OIDC_POST_LOGOUT_REDIRECT_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  EAS_OIDC_PROVIDER_NAME: Type.String({ minLength: 1, default: 'OpenID Connect' }),
   // Limits of the HTTP listener (docs/operations.md).
   EAS_REQUEST_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
   EAS_HEADERS_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
@@ -96,6 +109,10 @@ export interface AppConfig {
   auth: AuthConfig;
   /** The SAML service provider; set exactly when EAS_AUTH_MODE is `saml`. */
   saml: SamlConfig | undefined;
+  /** Settings both federated modes share (`oidc`, `saml`). */
+  federated: FederatedConfig;
+  /** The OpenID Connect relying party; set only in the `oidc` mode. */
+  oidc: OidcConfig | undefined;
   apiKeys: ApiKeyConfig;
   limits: LimitsConfig;
 }
@@ -122,8 +139,40 @@ export interface ApiKeyConfig {
   apiRouteKeyOnly: boolean;
 }
 
-/** `native`: passwords in the database; `appserver`: BASIC and FORM against LDAP; `managed`: API keys only. */
+/**
+ * `native`: passwords in the database; `appserver`: BASIC and FORM against LDAP; `managed`: API keys only;
+ * `oidc` and `saml`: browsers sign in through an identity provider, headless clients use API keys.
+ */
 export type AuthMode = Env['EAS_AUTH_MODE'];
+
+/** Whether browsers sign in through an identity provider (docs/federated-login.md). */
+export function isFederatedMode(mode: AuthMode): boolean {
+  return mode === 'oidc' || mode === 'saml';
+}
+
+export interface FederatedConfig {
+  /** Create users the identity provider vouches for but this service does not know (else they are refused). */
+  createUsers: boolean;
+  /** Group such created users join; required when createUsers is set. */
+  defaultGroup: string | undefined;
+}
+
+export interface OidcConfig {
+  /** Issuer URL; its `/.well-known/openid-configuration` describes the provider. */
+  issuer: string;
+  clientId: string;
+  /** Unset: a public client (PKCE alone). */
+  clientSecret: string | undefined;
+  /** Absolute URL of the callback route, as registered at the provider. */
+  redirectUrl: string;
+  scopes: string;
+  /** ID-token claim whose value is the user id (or login id). */
+  userClaim: string;
+  /** Where the provider sends the browser after RP-initiated logout; unset: the sign-in page. */
+  postLogoutRedirectUrl: string | undefined;
+  /** Name on the sign-in button. */
+  providerName: string;
+}
 
 export interface LdapConfig {
   url: string;
@@ -247,9 +296,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionsPerUser: parsed.EAS_SESSIONS_PER_USER,
     },
     saml: readSaml(parsed),
+    federated: readFederated(parsed),
+    oidc: readOidc(parsed),
     apiKeys: {
       masterKey: parsed.EAS_MASTER_KEY,
-      apiRouteKeyOnly: parsed.EAS_API_KEY_ONLY ?? parsed.EAS_AUTH_MODE !== 'native',
+      apiRouteKeyOnly: readApiRouteKeyOnly(parsed),
     },
     limits: {
       requestTimeoutMs: Math.round(parsed.EAS_REQUEST_TIMEOUT_SECONDS * 1000),
@@ -320,6 +371,51 @@ function readSaml(parsed: Env): SamlConfig | undefined {
     userAttribute: parsed.EAS_SAML_USER_ATTRIBUTE,
     clockSkewSeconds: parsed.EAS_SAML_CLOCK_SKEW_SECONDS,
     requestBinding: parsed.EAS_SAML_REQUEST_BINDING,
+  };
+}
+
+/** In the federated modes /api is the headless clients' route: API keys only, whatever else is set. */
+function readApiRouteKeyOnly(parsed: Env): boolean {
+  if (isFederatedMode(parsed.EAS_AUTH_MODE)) {
+    if (parsed.EAS_API_KEY_ONLY === false) {
+      throw new ConfigError(
+        'EAS_API_KEY_ONLY',
+        `cannot be off when EAS_AUTH_MODE is ${parsed.EAS_AUTH_MODE}`,
+      );
+    }
+    return true;
+  }
+  return parsed.EAS_API_KEY_ONLY ?? parsed.EAS_AUTH_MODE !== 'native';
+}
+
+function readFederated(parsed: Env): FederatedConfig {
+  if (parsed.EAS_FEDERATED_CREATE_USERS && !parsed.EAS_FEDERATED_DEFAULT_GROUP) {
+    throw new ConfigError(
+      'EAS_FEDERATED_DEFAULT_GROUP',
+      'is required when EAS_FEDERATED_CREATE_USERS is set',
+    );
+  }
+  return {
+    createUsers: parsed.EAS_FEDERATED_CREATE_USERS,
+    defaultGroup: parsed.EAS_FEDERATED_DEFAULT_GROUP?.toUpperCase(),
+  };
+}
+
+/** The relying party of `oidc` mode: issuer, client id and redirect URL are required. */
+function readOidc(parsed: Env): OidcConfig | undefined {
+  if (parsed.EAS_AUTH_MODE !== 'oidc') return undefined;
+  for (const name of ['EAS_OIDC_ISSUER', 'EAS_OIDC_CLIENT_ID', 'EAS_OIDC_REDIRECT_URL'] as const) {
+    if (!parsed[name]) throw new ConfigError(name, 'is required when EAS_AUTH_MODE is oidc');
+  }
+  return {
+    issuer: parsed.EAS_OIDC_ISSUER!,
+    clientId: parsed.EAS_OIDC_CLIENT_ID!,
+    clientSecret: parsed.EAS_OIDC_CLIENT_SECRET,
+    redirectUrl: parsed.EAS_OIDC_REDIRECT_URL!,
+    scopes: parsed.EAS_OIDC_SCOPES,
+    userClaim: parsed.EAS_OIDC_USER_CLAIM,
+    postLogoutRedirectUrl: parsed.EAS_OIDC_POST_LOGOUT_REDIRECT_URL,
+    providerName: parsed.EAS_OIDC_PROVIDER_NAME,
   };
 }
 

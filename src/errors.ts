@@ -295,10 +295,20 @@ export const REASONS = {
     text: (assertionId: string) =>
       `The SAML assertion ${assertionId} was used already; an assertion signs in once. Sign in again.`,
   },
-  EAS0152E: {
+
+  // Federated login: OIDC and SAML (src/auth/federated, docs/federated-login.md).
+  EAS0190E: {
+    status: 401,
+    text: (why: string) => `The sign-in through the identity provider was not accepted: ${why}.`,
+  },
+  EAS0191E: {
     status: 401,
     text: (userid: string) =>
-      `The user ${userid} signed in by the identity provider has no active account in this service.`,
+      `The identity provider signed in ${userid}, who is not an active user of this service. Ask an administrator to create the user.`,
+  },
+  EAS0192E: {
+    status: 502,
+    text: 'The identity provider could not be reached or gave an answer that cannot be used. Try again later.',
   },
 } as const satisfies Record<string, Reason>;
 
@@ -478,8 +488,11 @@ export const errors = {
   samlResponseRefused: (why: string) => reason('EAS0150E', [why], { attrName: 'SAMLResponse' }),
   samlAssertionReplayed: (assertionId: string) =>
     reason('EAS0151E', [assertionId], { attrName: 'SAMLResponse', attrValue: assertionId }),
-  federatedUserUnknown: (userid: string) =>
-    reason('EAS0152E', [userid], { attrName: 'userid', attrValue: userid }),
+
+  federatedSignInRefused: (why: string) => reason('EAS0190E', [why]),
+  federatedUserRefused: (userid: string) =>
+    reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),
+  identityProviderUnavailable: () => reason('EAS0192E', []),
 } as const;
 
 export interface ErrorBodyOptions {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ApiKeyService } from './apikeys/service.js';
+import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
@@ -28,6 +29,8 @@ export interface ServiceGraph {
   properties: PropertyService;
   sessions: SessionService;
   logins: LoginService;
+  /** Maps identity-provider users to users (the `oidc` and `saml` modes). */
+  federatedUsers: FederatedUsers;
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
@@ -106,6 +109,12 @@ export async function createServices(
     properties,
     sessions,
     logins,
+    federatedUsers: new FederatedUsers({
+      db: storage.db,
+      bus: storage.bus,
+      settings: config.federated,
+      logWarning: (message, details) => log.warn(details, message),
+    }),
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),

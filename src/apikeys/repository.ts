@@ -48,6 +48,18 @@ export async function hasKey(db: ApiKeyDb, userid: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** When the user's key was made and for how long, without its value; undefined when the user has none. */
+export async function findOwnKey(
+  db: ApiKeyDb,
+  userid: string,
+): Promise<{ expiration: number; creationdate: Date } | undefined> {
+  return db
+    .selectFrom('apikeytoken')
+    .select(['expiration', 'creationdate'])
+    .where('userid', '=', userid)
+    .executeTakeFirst();
+}
+
 export interface NewKey {
   userid: string;
   sealed: string;

@@ -10,6 +10,7 @@ import type { StoredValue } from '../oslc/values.js';
 import {
   deleteKey,
   findByDigest,
+  findOwnKey,
   findPlainKeys,
   hasKey,
   markExposed,
@@ -76,6 +77,13 @@ export interface KeyRequest {
  * (regenerate, revoke, an administrator's write or delete through MXAPIAPIKEY) sends a bus notification in its
  * transaction, and every process drops its cache when it arrives; expiry is checked on every use.
  */
+/** A user's own key, described without its value. */
+export interface OwnKey {
+  createdAt: Date;
+  /** null: never expires. */
+  expiresAt: Date | null;
+}
+
 export class ApiKeyService {
   private readonly db: ApiKeyDb;
   private vault: KeyVault | undefined;
@@ -164,6 +172,20 @@ export class ApiKeyService {
       }),
     );
     return apikey;
+  }
+
+  /** The caller's key as the sign-in page shows it: since when and until when, never its value. */
+  async describeOwn(userid: string): Promise<OwnKey | undefined> {
+    const row = await findOwnKey(this.db, userid);
+    if (!row) return undefined;
+    const expiresAt =
+      row.expiration < 0 ? null : new Date(row.creationdate.getTime() + row.expiration * MS_PER_MINUTE);
+    return { createdAt: row.creationdate, expiresAt };
+  }
+
+  /** A key derived from the master key for another use (see KeyVault.derive). */
+  derivedKey(purpose: string): Buffer {
+    return this.keys().derive(purpose);
   }
 
   /** `/apitoken/revoke`: deletes the caller's key; false when there was none. */

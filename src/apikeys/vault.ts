@@ -23,9 +23,17 @@ export class KeyVault {
   private readonly digestKey: Buffer;
   private readonly recentDigests = new BoundedCache<string, string>(RECENT_KEYS_KEPT);
 
-  constructor(master: Buffer) {
+  constructor(private readonly master: Buffer) {
     this.sealKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey seal', 32));
     this.digestKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey digest', 32));
+  }
+
+  /**
+   * A key of its own for another use of the master key every process shares (the sealed sign-in state of federated
+   * login, docs/federated-login.md): HKDF with that use's name reveals nothing of the other keys.
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.master, Buffer.alloc(0), `eas ${purpose}`, 32));
   }
 
   /**

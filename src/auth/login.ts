@@ -24,11 +24,13 @@ import {
 
 /** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
 export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
+/** Sign-ins through an identity provider (src/auth/federated): audited like logins, no password involved. */
+export type SignInScheme = LoginScheme | 'OIDC' | 'SAML';
 
 export interface LoginAttempt {
   login: string;
   password: string;
-  scheme: LoginScheme;
+  scheme: SignInScheme;
   /** Client address (the socket's: proxies' headers are not trusted). */
   address: string;
 }
@@ -212,6 +214,11 @@ export class LoginService {
     else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
 
+  /** Audits a sign-in the identity provider vouched for (`login`: the name it gave), batched like logins. */
+  recordSignIn(userid: string, scheme: 'OIDC' | 'SAML', address: string, login: string): void {
+    this.recordSuccess({ login, password: '', scheme, address }, userid);
+  }
+
   /** Audits a logout, in order with the logins (batched like them). */
   recordLogout(userid: string, scheme: string, address: string): void {
     this.queue({
@@ -245,11 +252,12 @@ export class LoginService {
   };
 
   /**
-   * Native, BASIC and FORM logins by mode: a managed or federated (`saml`) deployment takes none, an LDAP one no
-   * native `maxauth`.
+   * Native, BASIC and FORM logins by mode: a managed or federated deployment takes none (its users sign in at the
+   * identity provider, docs/federated-login.md), an LDAP one no native `maxauth`.
    */
-  private offers(scheme: LoginScheme): boolean {
-    if (this.options.mode !== 'native' && this.options.mode !== 'appserver') return false;
+  private offers(scheme: SignInScheme): boolean {
+    const mode = this.options.mode;
+    if (mode === 'managed' || mode === 'oidc' || mode === 'saml') return false;
     return !(this.options.mode === 'appserver' && scheme === 'MAXAUTH');
   }
 

@@ -1,16 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../../errors.js';
+import { sameOriginTarget } from '../federated/return-to.js';
+import { returnToPolicy, signIn, type FederatedSignIn } from '../federated/sign-in.js';
 import { AcsBody, LoginQuery } from './schemas.js';
 import type { LoginStart, SamlService } from './service.js';
-import type { FederatedSignIn } from './sign-in.js';
 
 /** Largest ACS form: a signed response with attributes is a few kilobytes; some providers add certificates. */
 export const ACS_BODY_LIMIT = 256 * 1024;
 
 export interface SamlRoutesOptions {
   saml: SamlService;
-  signIn: FederatedSignIn;
+  federated: FederatedSignIn;
 }
 
 function escapeHtml(text: string): string {
@@ -39,7 +39,8 @@ function postForm(start: Extract<LoginStart, { binding: 'post' }>): string {
  * browser has no session yet, and the response carries the proof.
  */
 export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOptions): Promise<void> {
-  const { saml, signIn } = options;
+  const { saml, federated } = options;
+  const contextRoot = federated.contextRoot;
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -51,14 +52,9 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     '/saml/login',
     { schema: { querystring: LoginQuery }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
-      const requested = request.query.returnTo;
-      const returnTo = signIn.returnTarget(request, requested);
-      if (requested !== undefined && returnTo !== requested) {
-        throw errors.badRequest('The returnTo address must be a path on this server.', {
-          attrName: 'returnTo',
-          attrValue: requested,
-        });
-      }
+      // Only a page of this service's own origin; anything else returns to the sign-in page (an open redirect
+      // otherwise).
+      const returnTo = sameOriginTarget(request.query.returnTo, returnToPolicy(request, contextRoot));
       const start = await saml.startLogin(returnTo);
       // A request id is issued once: no cache may replay the answer to another browser.
       reply.header('cache-control', 'no-store');
@@ -72,9 +68,16 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     { schema: { body: AcsBody }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
       const accepted = await saml.acceptResponse(request.body.SAMLResponse);
-      // RelayState comes back through the browser unsigned: checked again, and dropped when it is not a local path.
-      const returnTo = signIn.returnTarget(request, request.body.RelayState);
-      return signIn.signIn(request, reply, accepted.identity, returnTo);
+      const userid = await federated.users.userFor({
+        scheme: 'SAML',
+        name: accepted.identity,
+        displayName: accepted.displayName,
+        email: accepted.email,
+      });
+      await signIn(request, reply, federated, { userid, scheme: 'SAML', name: accepted.identity });
+      // RelayState comes back through the browser unsigned: checked again, and dropped when it is not same-origin.
+      const returnTo = sameOriginTarget(request.body.RelayState, returnToPolicy(request, contextRoot));
+      return reply.code(302).header('location', returnTo).send();
     },
   );
 

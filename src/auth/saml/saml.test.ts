@@ -19,7 +19,8 @@ import {
 } from '../../../test/helpers/saml-idp.js';
 
 const ASSETS = '/maximo/oslc/os/mxapiasset?oslc.select=assetnum&oslc.pageSize=1&lean=1';
-const LANDING = '/maximo/webclient/login/landing.jsp';
+/** Where a browser goes when it asked for nothing acceptable: the sign-in page. */
+const SIGN_IN = '/maximo/signin';
 
 function assertRefused(response: LightMyRequestResponse, reasonCode: string, text?: RegExp): void {
   assert.equal(response.statusCode, 401, response.body);
@@ -97,19 +98,23 @@ describe('SAML service provider', () => {
     assert.match(requestIdOfRedirect(location.href), /^_/);
   });
 
-  test('refuses a return address on another origin before leaving for the provider', async () => {
+  test('a return address on another origin is replaced by the sign-in page; one on this origin becomes a path', async () => {
+    const relayOf = async (returnTo: string) => {
+      const response = await t.app.inject({
+        url: `/maximo/saml/login?returnTo=${encodeURIComponent(returnTo)}`,
+      });
+      assert.equal(response.statusCode, 302);
+      return new URL(String(response.headers.location)).searchParams.get('RelayState');
+    };
     for (const returnTo of [
       'https://evil.example/',
       '//evil.example/x',
       '/\\evil.example',
       '/\t/evil.example',
     ]) {
-      const response = await t.app.inject({
-        url: `/maximo/saml/login?returnTo=${encodeURIComponent(returnTo)}`,
-      });
-      assert.equal(response.statusCode, 400, returnTo);
-      assert.equal(json(response).Error?.reasonCode, 'EAS0004E');
+      assert.equal(await relayOf(returnTo), SIGN_IN, returnTo);
     }
+    assert.equal(await relayOf('https://eas.test/maximo/oslc/whoami?lean=1'), '/maximo/oslc/whoami?lean=1');
   });
 
   test('a valid signed assertion signs in: FORM-login cookies, redirect to the page asked, session works on /oslc', async () => {
@@ -232,15 +237,15 @@ describe('SAML service provider', () => {
     assert.equal(response.statusCode, 302, response.body);
   });
 
-  test('a user the service does not know, or not active, is refused', async () => {
-    assertRefused(await postResponse(t.app, await answer({ nameId: 'nobody' })), 'EAS0152E', /NOBODY/);
+  test('a user the service does not know is refused (EAS_FEDERATED_CREATE_USERS off)', async () => {
+    assertRefused(await postResponse(t.app, await answer({ nameId: 'nobody' })), 'EAS0191E', /NOBODY/);
   });
 
   test('a RelayState that is not a path on this server returns to the landing page', async () => {
     for (const relay of ['https://evil.example/', '//evil.example', 'javascript:alert(1)']) {
       const response = await postResponse(t.app, await answer(), relay);
       assert.equal(response.statusCode, 302, response.body);
-      assert.equal(response.headers.location, LANDING, relay);
+      assert.equal(response.headers.location, SIGN_IN, relay);
     }
   });
 
@@ -262,11 +267,13 @@ describe('SAML service provider', () => {
 });
 
 describe('SAML settings', () => {
-  test('the user id may come from an attribute, and the request may travel by the HTTP-POST binding', async () => {
+  test('the user id may come from an attribute, the request may travel by the HTTP-POST binding, unknown users may be created', async () => {
     const t = await startTestApp({
       ...SAML_ENV,
       EAS_SAML_USER_ATTRIBUTE: 'uid',
       EAS_SAML_REQUEST_BINDING: 'post',
+      EAS_FEDERATED_CREATE_USERS: '1',
+      EAS_FEDERATED_DEFAULT_GROUP: 'viewer',
     });
     try {
       const start = await t.app.inject({ url: '/maximo/saml/login' });
@@ -282,7 +289,7 @@ describe('SAML settings', () => {
         relay,
       );
       assert.equal(response.statusCode, 302, response.body);
-      assert.equal(response.headers.location, LANDING);
+      assert.equal(response.headers.location, SIGN_IN);
       const whoami = await t.app.inject({
         url: '/maximo/oslc/whoami',
         headers: { cookie: sessionCookie(response) },
@@ -290,6 +297,18 @@ describe('SAML settings', () => {
       assert.equal(json(whoami).userid, 'SMITH');
       const without = samlResponse({ requestId, nameId: 'smith' });
       assertRefused(await postResponse(t.app, without), 'EAS0150E', /no value for the attribute uid/);
+      const newcomer = await postResponse(
+        t.app,
+        samlResponse({ requestId, attributes: { uid: 'newcomer', displayName: 'New Comer' } }),
+      );
+      assert.equal(newcomer.statusCode, 302, newcomer.body);
+      const created = await t.app.inject({
+        url: '/maximo/oslc/whoami',
+        headers: { cookie: sessionCookie(newcomer) },
+      });
+      assert.equal(json(created).userid, 'NEWCOMER');
+      assert.deepEqual(json(created).groups, ['VIEWER']);
+      assert.equal(json(created).displayname, 'New Comer');
     } finally {
       await t.close();
     }

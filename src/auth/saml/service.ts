@@ -26,6 +26,9 @@ export interface SamlSignIn {
   identity: string;
   assertionId: string;
   issuer: string | undefined;
+  /** For a user created at sign-in (docs/federated-login.md, "Users"): `displayName` and mail attributes. */
+  displayName: string | undefined;
+  email: string | undefined;
 }
 
 export interface SamlServiceOptions {
@@ -171,7 +174,13 @@ export class SamlService {
       expires,
     });
     if (!fresh) throw errors.samlAssertionReplayed(assertionId);
-    return { identity, assertionId, issuer: profile.issuer };
+    return {
+      identity,
+      assertionId,
+      issuer: profile.issuer,
+      displayName: firstText(profile.attributes, 'displayName'),
+      email: typeof profile.email === 'string' ? profile.email : firstText(profile.attributes, 'email'),
+    };
   }
 
   /**
@@ -208,22 +217,30 @@ export class SamlService {
   /** The user id: the configured attribute's (first) value, else the NameID. */
   private identityOf(profile: Profile): string {
     const attribute = this.options.config.userAttribute;
-    const raw: unknown =
+    const value =
       attribute === undefined
-        ? profile.nameID
-        : (profile.attributes as Record<string, unknown> | undefined)?.[attribute];
-    const value = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
-    if (typeof value !== 'string' || value.trim() === '') {
+        ? typeof profile.nameID === 'string' && profile.nameID.trim() !== ''
+          ? profile.nameID.trim()
+          : undefined
+        : firstText(profile.attributes, attribute);
+    if (value === undefined) {
       const source = attribute === undefined ? 'a NameID' : `the attribute ${attribute}`;
       throw this.refuse(`its assertion has no value for ${source}`, `no ${source}`);
     }
-    return value.trim();
+    return value;
   }
 
   private refuse(reason: string, detail: string) {
     this.options.logRefusal?.(detail);
     return errors.samlResponseRefused(reason);
   }
+}
+
+/** The first value of an attribute, when it is text. */
+function firstText(attributes: unknown, name: string): string | undefined {
+  const raw: unknown = (attributes as Record<string, unknown> | undefined)?.[name];
+  const value = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
 /** The library's messages, shortened to what the person or administrator needs (the log has them in full). */

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { isMaximoError } from '../../errors.js';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { sameOriginTarget } from './return-to.js';
+import { SealedState } from './sealed-state.js';
+import { FederatedUsers } from './service.js';
+
+describe('return-to check', () => {
+  const policy = { origins: ['https://eas.example.org'], fallback: '/maximo/signin' };
+
+  test('keeps paths and URLs of the service origin', () => {
+    assert.equal(sameOriginTarget('/maximo/oslc/whoami?lean=1#x', policy), '/maximo/oslc/whoami?lean=1#x');
+    assert.equal(sameOriginTarget('https://eas.example.org/maximo/signin?a=1', policy), '/maximo/signin?a=1');
+  });
+
+  test('falls back for other origins, protocol-relative and disguised targets', () => {
+    for (const target of [
+      'https://evil.example/maximo',
+      'http://eas.example.org/maximo',
+      '//evil.example/x',
+      '/\\evil.example/x',
+      '\\\\evil.example',
+      '/\t/evil.example',
+      'javascript:alert(1)',
+      'https://user@eas.example.org/maximo',
+      '',
+      undefined,
+      42,
+    ]) {
+      assert.equal(sameOriginTarget(target, policy), '/maximo/signin', String(target));
+    }
+  });
+});
+
+describe('sealed state', () => {
+  const key = randomBytes(32);
+
+  test('opens what it sealed, until it expires', () => {
+    let now = 1_000_000;
+    const state = new SealedState<{ nonce: string }>(key, 'test', () => now);
+    const token = state.seal({ nonce: 'n1' }, 60);
+    assert.deepEqual(state.open(token), { nonce: 'n1' });
+    now += 61_000;
+    assert.equal(state.open(token), undefined);
+  });
+
+  test('refuses altered tokens, other keys and other purposes', () => {
+    const state = new SealedState<string>(key, 'test');
+    const token = state.seal('value', 60);
+    const altered = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
+    assert.equal(state.open(altered), undefined);
+    assert.equal(new SealedState<string>(randomBytes(32), 'test').open(token), undefined);
+    assert.equal(new SealedState<string>(key, 'other').open(token), undefined);
+    assert.equal(state.open('not a token!'), undefined);
+    assert.equal(state.open(undefined), undefined);
+  });
+});
+
+describe('mapping identity-provider users', () => {
+  let eas: TestApp;
+  before(async () => {
+    eas = await startTestApp();
+  });
+  after(() => eas.close());
+
+  const users = (createUsers: boolean, defaultGroup?: string) =>
+    new FederatedUsers({
+      db: eas.storage.db,
+      bus: eas.storage.bus,
+      settings: { createUsers, defaultGroup },
+      logWarning: () => undefined,
+    });
+
+  const refusal = async (promise: Promise<unknown>): Promise<string> => {
+    try {
+      await promise;
+    } catch (error) {
+      if (isMaximoError(error)) return error.reasonCode;
+      throw error;
+    }
+    return 'accepted';
+  };
+
+  test('a known user, in any case, by user id', async () => {
+    assert.equal(await users(false).userFor({ scheme: 'OIDC', name: 'wilson' }), 'WILSON');
+  });
+
+  test('an unknown user is refused when creation is off', async () => {
+    assert.equal(await refusal(users(false).userFor({ scheme: 'OIDC', name: 'newcomer' })), 'EAS0191E');
+  });
+
+  test('an unknown user is created in the default group when allowed, and signs in as that user', async () => {
+    const created = await users(true, 'MAXADMIN').userFor({
+      scheme: 'OIDC',
+      name: 'newcomer',
+      displayName: 'New Comer',
+      email: 'new@example.org',
+    });
+    assert.equal(created, 'NEWCOMER');
+    const profile = await eas.services.auth.profile('NEWCOMER');
+    assert.deepEqual(profile?.groups, ['MAXADMIN']);
+    assert.equal(profile?.displayname, 'New Comer');
+    // Known now: found again, not created twice.
+    assert.equal(await users(true, 'MAXADMIN').userFor({ scheme: 'OIDC', name: 'NewComer' }), 'NEWCOMER');
+  });
+
+  test('no user is created for a missing group or a name that is no user id', async () => {
+    assert.equal(
+      await refusal(users(true, 'NOSUCHGROUP').userFor({ scheme: 'SAML', name: 'other' })),
+      'EAS0191E',
+    );
+    assert.equal(
+      await refusal(users(true, 'MAXADMIN').userFor({ scheme: 'SAML', name: 'has space' })),
+      'EAS0191E',
+    );
+    assert.equal(await eas.services.auth.profile('OTHER'), undefined);
+  });
+
+  test('an inactive user is refused', async () => {
+    await eas.storage.db
+      .updateTable('maxuser')
+      .set({ status: 'INACTIVE' })
+      .where('userid', '=', 'SMITH')
+      .execute();
+    assert.equal(
+      await refusal(users(true, 'MAXADMIN').userFor({ scheme: 'OIDC', name: 'smith' })),
+      'EAS0191E',
+    );
+  });
+});

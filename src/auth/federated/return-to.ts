@@ -1,0 +1,35 @@
+/**
+ * Where a browser goes after signing in: only a page of this service's own origin, so that the sign-in cannot be
+ * used to send users to another site with a trusted-looking link (an open redirect). Anything else falls back to
+ * the default page rather than failing: the user has just signed in and lands somewhere harmless.
+ */
+export interface ReturnToPolicy {
+  /** Origins this service answers on: the public address's, and the request's own. */
+  origins: readonly string[];
+  /** Where to go when nothing acceptable was asked for. */
+  fallback: string;
+}
+
+/** Placeholder origin against which relative targets are resolved; it can never be a real host. */
+const PROBE_ORIGIN = 'http://return-to.invalid';
+
+/** The path (with query and fragment) to redirect to: `target` when it is same-origin, else the fallback. */
+export function sameOriginTarget(target: unknown, policy: ReturnToPolicy): string {
+  if (typeof target !== 'string' || target === '' || target.length > 2048) return policy.fallback;
+  // Backslashes and control characters are read as slashes or dropped by browsers: `/\evil.example` is
+  // protocol-relative to them, so such targets are refused outright.
+  if (target.includes('\\') || [...target].some((character) => character <= ' ' || character === '\u007f')) {
+    return policy.fallback;
+  }
+  let url: URL;
+  try {
+    url = new URL(target, PROBE_ORIGIN);
+  } catch {
+    return policy.fallback;
+  }
+  if (url.username !== '' || url.password !== '') return policy.fallback;
+  const sameOrigin =
+    url.origin === PROBE_ORIGIN ? !target.startsWith('//') : policy.origins.includes(url.origin);
+  if (!sameOrigin) return policy.fallback;
+  return `${url.pathname}${url.search}${url.hash}`;
+}

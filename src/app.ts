@@ -2,7 +2,11 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest }
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
 import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
+import type { SignInProvider } from './auth/federated/page.js';
+import { signInPageRoutes } from './auth/federated/routes.js';
+import type { FederatedSignIn } from './auth/federated/sign-in.js';
 import { registerAccessHook } from './auth/hook.js';
+import { OIDC_LOGIN_PATH, OIDC_LOGOUT_PATH, oidcRoutes } from './auth/oidc/routes.js';
 import {
   authRoutes,
   FORM_BODY_LIMIT,
@@ -11,12 +15,12 @@ import {
   loginPageRoutes,
   type AuthSettings,
 } from './auth/routes.js';
-import { samlRoutes } from './auth/saml/routes.js';
+import { SAML_LOGIN_PATH, SAML_LOGOUT_PATH, samlRoutes } from './auth/saml/routes.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
-import { DEFAULT_BODY_LIMIT, type AppConfig } from './config.js';
+import { DEFAULT_BODY_LIMIT, isFederatedMode, type AppConfig } from './config.js';
 import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
@@ -179,16 +183,44 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+  // Federated login (docs/federated-login.md): the identity provider's routes and the sign-in page, at the root.
+  const federatedSignIn: FederatedSignIn = {
+    contextRoot: config.contextRoot,
+    sessions,
+    cookies,
+    logins,
+    users: graph.federatedUsers,
+  };
+  const providers: SignInProvider[] = [];
+  if (graph.oidc) {
+    await app.register(oidcRoutes, {
+      prefix: config.contextRoot,
+      relyingParty: graph.oidc,
+      signIn: federatedSignIn,
+    });
+    providers.push({
+      name: graph.oidc.providerName,
+      loginPath: OIDC_LOGIN_PATH,
+      logoutPath: OIDC_LOGOUT_PATH,
+    });
+  }
   if (graph.saml) {
-    // The SAML sign-in (docs/federated-login.md): its routes at the context root, like the FORM login's.
-    const federated = {
+    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, signIn: federatedSignIn });
+    providers.push({
+      name: graph.saml.providerName,
+      loginPath: SAML_LOGIN_PATH,
+      logoutPath: SAML_LOGOUT_PATH,
+    });
+  }
+  if (isFederatedMode(config.auth.mode)) {
+    await app.register(signInPageRoutes, {
+      prefix: config.contextRoot,
       contextRoot: config.contextRoot,
+      providers,
       sessions,
-      cookies,
-      logins,
-      users: graph.federatedUsers,
-    };
-    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, federated });
+      auth,
+      apiKeys,
+    });
   }
 
   return { app, services };

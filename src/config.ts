@@ -81,6 +81,7 @@ const EnvSchema = Type.Object({
   /** Attribute of the assertion whose value is the user id; unset: the NameID. */
   EAS_SAML_USER_ATTRIBUTE: Type.Optional(Type.String({ minLength: 1 })),
   EAS_SAML_CLOCK_SKEW_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
+  EAS_SAML_PROVIDER_NAME: Type.String({ minLength: 1, default: 'SAML single sign-on' }),
   EAS_SAML_REQUEST_BINDING: Type.Union(
     (['redirect', 'post'] as const).map((binding) => Type.Literal(binding)),
     { default: 'redirect' },
@@ -216,6 +217,8 @@ export interface SamlConfig {
   /** Attribute whose value is the user id; undefined: the NameID. */
   userAttribute: string | undefined;
   clockSkewSeconds: number;
+  /** Name on the sign-in page's button. */
+  providerName: string;
   /** How the authentication request travels to the provider: a redirect, or a form the browser posts. */
   requestBinding: 'redirect' | 'post';
 }
@@ -371,6 +374,7 @@ function readSaml(parsed: Env): SamlConfig | undefined {
     userAttribute: parsed.EAS_SAML_USER_ATTRIBUTE,
     clockSkewSeconds: parsed.EAS_SAML_CLOCK_SKEW_SECONDS,
     requestBinding: parsed.EAS_SAML_REQUEST_BINDING,
+    providerName: parsed.EAS_SAML_PROVIDER_NAME,
   };
 }
 
@@ -401,11 +405,27 @@ function readFederated(parsed: Env): FederatedConfig {
   };
 }
 
+/** Hosts on which an identity provider may be reached over plain http (tests, a provider on the same machine). */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** The OIDC callback route, relative to the context root. */
+export const OIDC_CALLBACK_PATH = '/oidc/callback';
+
 /** The relying party of `oidc` mode: issuer, client id and redirect URL are required. */
 function readOidc(parsed: Env): OidcConfig | undefined {
   if (parsed.EAS_AUTH_MODE !== 'oidc') return undefined;
   for (const name of ['EAS_OIDC_ISSUER', 'EAS_OIDC_CLIENT_ID', 'EAS_OIDC_REDIRECT_URL'] as const) {
     if (!parsed[name]) throw new ConfigError(name, 'is required when EAS_AUTH_MODE is oidc');
+  }
+  const issuer = new URL(parsed.EAS_OIDC_ISSUER!);
+  if (issuer.protocol === 'http:' && !LOOPBACK_HOSTS.has(issuer.hostname)) {
+    throw new ConfigError(
+      'EAS_OIDC_ISSUER',
+      'must be an https:// URL (http:// only on the loopback address)',
+    );
+  }
+  const callback = `${parsed.EAS_CONTEXT_ROOT}${OIDC_CALLBACK_PATH}`;
+  if (new URL(parsed.EAS_OIDC_REDIRECT_URL!).pathname !== callback) {
+    throw new ConfigError('EAS_OIDC_REDIRECT_URL', `must be the public address of ${callback}`);
   }
   return {
     issuer: parsed.EAS_OIDC_ISSUER!,

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { ApiKeyService } from './apikeys/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
+import { OidcRelyingParty } from './auth/oidc/service.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
 import type { SamlDb } from './auth/saml/repository.js';
@@ -31,6 +32,8 @@ export interface ServiceGraph {
   logins: LoginService;
   /** Maps identity-provider users to users (the `oidc` and `saml` modes). */
   federatedUsers: FederatedUsers;
+  /** The OpenID Connect relying party, in the `oidc` mode only. */
+  oidc: OidcRelyingParty | undefined;
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
@@ -115,6 +118,14 @@ export async function createServices(
       settings: config.federated,
       logWarning: (message, details) => log.warn(details, message),
     }),
+    oidc:
+      config.oidc &&
+      new OidcRelyingParty({
+        settings: config.oidc,
+        // Every process derives the same key from the shared master key: any of them may receive the callback.
+        stateKey: apiKeys.derivedKey('federated sign-in state'),
+        logWarning: (error, message) => log.warn({ err: error }, message),
+      }),
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),

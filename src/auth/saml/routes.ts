@@ -1,16 +1,28 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
-import { returnToPolicy, signIn, type FederatedSignIn } from '../federated/sign-in.js';
+import {
+  returnToPolicy,
+  signIn,
+  signOutLocally,
+  SIGN_IN_PAGE,
+  type FederatedSignIn,
+} from '../federated/sign-in.js';
 import { AcsBody, LoginQuery } from './schemas.js';
 import type { LoginStart, SamlService } from './service.js';
+
+/** Routes of the SAML sign-in, relative to the context root (docs/federated-login.md, "SAML"). */
+export const SAML_LOGIN_PATH = '/saml/login';
+export const SAML_ACS_PATH = '/saml/acs';
+export const SAML_METADATA_PATH = '/saml/metadata';
+export const SAML_LOGOUT_PATH = '/saml/logout';
 
 /** Largest ACS form: a signed response with attributes is a few kilobytes; some providers add certificates. */
 export const ACS_BODY_LIMIT = 256 * 1024;
 
 export interface SamlRoutesOptions {
   saml: SamlService;
-  federated: FederatedSignIn;
+  signIn: FederatedSignIn;
 }
 
 function escapeHtml(text: string): string {
@@ -39,8 +51,8 @@ function postForm(start: Extract<LoginStart, { binding: 'post' }>): string {
  * browser has no session yet, and the response carries the proof.
  */
 export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOptions): Promise<void> {
-  const { saml, federated } = options;
-  const contextRoot = federated.contextRoot;
+  const { saml, signIn: context } = options;
+  const { contextRoot } = context;
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -49,7 +61,7 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
   );
 
   routes.get(
-    '/saml/login',
+    SAML_LOGIN_PATH,
     { schema: { querystring: LoginQuery }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
       // Only a page of this service's own origin; anything else returns to the sign-in page (an open redirect
@@ -64,24 +76,36 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
   );
 
   routes.post(
-    '/saml/acs',
+    SAML_ACS_PATH,
     { schema: { body: AcsBody }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
       const accepted = await saml.acceptResponse(request.body.SAMLResponse);
-      const userid = await federated.users.userFor({
+      const userid = await context.users.userFor({
         scheme: 'SAML',
         name: accepted.identity,
         displayName: accepted.displayName,
         email: accepted.email,
       });
-      await signIn(request, reply, federated, { userid, scheme: 'SAML', name: accepted.identity });
+      await signIn(request, reply, context, { userid, scheme: 'SAML', name: accepted.identity });
       // RelayState comes back through the browser unsigned: checked again, and dropped when it is not same-origin.
       const returnTo = sameOriginTarget(request.body.RelayState, returnToPolicy(request, contextRoot));
       return reply.code(302).header('location', returnTo).send();
     },
   );
 
-  routes.get('/saml/metadata', { config: { access: { kind: 'public' } } }, async (_request, reply) =>
+  routes.get(SAML_METADATA_PATH, { config: { access: { kind: 'public' } } }, async (_request, reply) =>
     reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(saml.metadata()),
   );
+
+  // Ends the session here only: the provider's own session stays (no single logout), so the sign-in page says so.
+  const logout = async (request: FastifyRequest, reply: FastifyReply) => {
+    await signOutLocally(request, reply, context, 'SAML');
+    return reply
+      .code(302)
+      .header('cache-control', 'no-store')
+      .header('location', `${contextRoot}${SIGN_IN_PAGE}`)
+      .send();
+  };
+  app.get(SAML_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
+  app.post(SAML_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
 }

@@ -237,6 +237,28 @@ describe('SAML service provider', () => {
     assert.equal(response.statusCode, 302, response.body);
   });
 
+  test('the sign-in page offers the provider; sign-out ends the session here and returns to the page', async () => {
+    const page = await t.app.inject({ url: SIGN_IN });
+    assert.equal(page.statusCode, 200);
+    assert.match(
+      page.body,
+      /href="\/maximo\/saml\/login\?returnTo=%2Fmaximo%2Fsignin">Sign in with SAML single sign-on</,
+    );
+    const signedIn = await postResponse(t.app, await answer());
+    const cookie = sessionCookie(signedIn);
+    assert.equal((await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } })).statusCode, 200);
+    const logout = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/saml/logout',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    });
+    assert.equal(logout.statusCode, 302);
+    assert.equal(logout.headers.location, SIGN_IN);
+    const after = await other.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
+    assert.equal(after.statusCode, 401, 'the session ended for every instance');
+  });
+
   test('a user the service does not know is refused (EAS_FEDERATED_CREATE_USERS off)', async () => {
     assertRefused(await postResponse(t.app, await answer({ nameId: 'nobody' })), 'EAS0191E', /NOBODY/);
   });

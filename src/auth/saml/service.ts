@@ -68,8 +68,12 @@ export class SamlService {
   private readonly now: () => number;
   private readonly skewMs: number;
 
+  /** Text of the sign-in page's button. */
+  readonly providerName: string;
+
   constructor(private readonly options: SamlServiceOptions) {
     const { config, db } = options;
+    this.providerName = config.providerName;
     this.now = options.now ?? Date.now;
     this.skewMs = config.clockSkewSeconds * 1000;
     const now = this.now;

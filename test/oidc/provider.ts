@@ -1,0 +1,168 @@
+// A real OpenID provider (`oidc-provider`) on the loopback address for the federated-login tests, with a login page of
+// its own (no external assets) and a hook that lets a test answer the token request with an ID token it crafted.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+
+/** The password every test account signs in with at the provider. */
+export const PROVIDER_PASSWORD = 'provider-pw';
+const KEY_ID = 'test-signing-key';
+
+export interface ProviderClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  postLogoutRedirectUri: string;
+}
+
+/** A token request the test answers itself: the crafted response body. */
+export type TokenAnswer = () => Promise<Record<string, unknown>>;
+
+export interface TestProvider {
+  issuer: string;
+  /** The key the provider signs ID tokens with (also published in its JWKS). */
+  signingKey: CryptoKey;
+  /** When set, the next token requests are answered with this instead of by the provider. */
+  answerTokenRequest: TokenAnswer | undefined;
+  /** An ID token as the provider would sign it; `changes` overrides claims, `key` signs it with another key. */
+  craftIdToken(
+    claims: JWTPayload,
+    options?: { key?: CryptoKey; expiresIn?: string | number },
+  ): Promise<string>;
+  close(): Promise<void>;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function loginPage(uid: string, failed: boolean): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Test provider sign-in</title></head>
+<body><h1>Test provider</h1>${failed ? '<p role="alert">Wrong password.</p>' : ''}
+<form method="post" action="/interaction/${escapeHtml(uid)}">
+<label for="login">User</label><input id="login" name="login" autofocus>
+<label for="password">Password</label><input id="password" name="password" type="password">
+<button type="submit">Sign in</button></form></body></html>`;
+}
+
+/** Starts the provider on 127.0.0.1 with one confidential client. */
+export async function startProvider(client: ProviderClient): Promise<TestProvider> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const privateJwk = { ...(await exportJWK(privateKey)), kid: KEY_ID, alg: 'RS256', use: 'sig' };
+
+  // Set once the server listens: the issuer names its port.
+  const started: { provider?: Provider } = {};
+  let answer: TokenAnswer | undefined;
+  const server: Server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      response.statusCode = 500;
+      response.end(String(error));
+    });
+  });
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = (request.url ?? '/').split('?')[0]!;
+    if (path.startsWith('/interaction/'))
+      return interaction(request, response, path.slice('/interaction/'.length));
+    if (path === '/token' && request.method === 'POST' && answer) {
+      const body = await answer();
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      response.end(JSON.stringify(body));
+      return;
+    }
+    started.provider!.callback()(request, response);
+  }
+  async function interaction(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
+    const details = await started.provider!.interactionDetails(request, response);
+    if (details.uid !== uid) throw new Error('interaction mismatch');
+    if (request.method === 'GET') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(loginPage(uid, false));
+      return;
+    }
+    const form = await readForm(request);
+    const login = form.get('login') ?? '';
+    if (form.get('password') !== PROVIDER_PASSWORD || login === '') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(loginPage(uid, true));
+      return;
+    }
+    await started.provider!.interactionFinished(request, response, { login: { accountId: login } });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uris: [client.redirectUri],
+        post_logout_redirect_uris: [client.postLogoutRedirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
+    jwks: { keys: [privateJwk] },
+    findAccount: (_context, id) => ({
+      accountId: id,
+      claims: () => ({
+        sub: id,
+        preferred_username: id,
+        name: `Test user ${id}`,
+        email: `${id}@example.org`,
+      }),
+    }),
+    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
+    // The claims of the scopes in the ID token itself, as many providers do (the relying party reads no userinfo).
+    conformIdTokenClaims: false,
+    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
+    interactions: { url: (_context, interaction) => `/interaction/${interaction.uid}` },
+    // A first-party client: consent is taken as given.
+    loadExistingGrant: async (context: KoaContextWithOIDC) => {
+      const accountId = context.oidc.session?.accountId;
+      if (!accountId || !context.oidc.client) return undefined;
+      const grant = new context.oidc.provider.Grant({ clientId: context.oidc.client.clientId, accountId });
+      grant.addOIDCScope('openid profile email');
+      await grant.save();
+      return grant;
+    },
+    pkce: { required: () => true },
+    cookies: { keys: ['test-provider-cookie-key'] },
+  });
+  started.provider = provider;
+  // Test noise: the provider reports refused requests on its event emitter.
+  provider.on('server_error', () => undefined);
+
+  return {
+    issuer,
+    signingKey: privateKey,
+    get answerTokenRequest() {
+      return answer;
+    },
+    set answerTokenRequest(value: TokenAnswer | undefined) {
+      answer = value;
+    },
+    craftIdToken: (claims, options = {}) =>
+      new SignJWT({ preferred_username: 'wilson', ...claims })
+        .setProtectedHeader({ alg: 'RS256', kid: KEY_ID })
+        .setIssuer(typeof claims.iss === 'string' ? claims.iss : issuer)
+        .setAudience(claims.aud ?? client.clientId)
+        .setSubject(claims.sub ?? 'wilson')
+        .setIssuedAt(typeof claims.iat === 'number' ? claims.iat : undefined)
+        .setExpirationTime(typeof claims.exp === 'number' ? claims.exp : (options.expiresIn ?? '5m'))
+        .sign(options.key ?? privateKey),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

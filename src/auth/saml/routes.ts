@@ -2,20 +2,33 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
+  clearStateCookie,
+  readCookie,
   returnToPolicy,
+  setStateCookie,
   signIn,
   signOutLocally,
   SIGN_IN_PAGE,
   type FederatedSignIn,
 } from '../federated/sign-in.js';
 import { AcsBody, LoginQuery } from './schemas.js';
-import type { LoginStart, SamlService } from './service.js';
+import { REQUEST_VALIDITY_MS, type LoginStart, type SamlService } from './service.js';
 
 /** Routes of the SAML sign-in, relative to the context root (docs/federated-login.md, "SAML"). */
 export const SAML_LOGIN_PATH = '/saml/login';
 export const SAML_ACS_PATH = '/saml/acs';
 export const SAML_METADATA_PATH = '/saml/metadata';
 export const SAML_LOGOUT_PATH = '/saml/logout';
+
+/** The cookie naming the sign-in requests this browser started (the latest few: several tabs may sign in at once). */
+export const SAML_REQUESTS_COOKIE = 'EAS_SAML_REQUESTS';
+const REMEMBERED_REQUESTS = 4;
+const REQUEST_ID = /^[A-Za-z_][\w.-]{0,127}$/;
+
+/** The request ids the cookie names, in the order they were started. */
+function requestsStarted(cookie: string | undefined): string[] {
+  return (cookie ?? '').split('~').filter((id) => REQUEST_ID.test(id));
+}
 
 /** Largest ACS form: a signed response with attributes is a few kilobytes; some providers add certificates. */
 export const ACS_BODY_LIMIT = 256 * 1024;
@@ -70,6 +83,16 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
       const start = await saml.startLogin(returnTo);
       // A request id is issued once: no cache may replay the answer to another browser.
       reply.header('cache-control', 'no-store');
+      if (saml.bindsBrowser) {
+        // The provider posts its response cross-site: only a SameSite=None cookie comes back with it.
+        const started = [...requestsStarted(readCookie(request, SAML_REQUESTS_COOKIE)), start.requestId];
+        setStateCookie(reply, context.cookies, {
+          name: SAML_REQUESTS_COOKIE,
+          value: started.slice(-REMEMBERED_REQUESTS).join('~'),
+          maxAgeSeconds: REQUEST_VALIDITY_MS / 1000,
+          sameSite: 'none',
+        });
+      }
       if (start.binding === 'redirect') return reply.code(302).header('location', start.location).send();
       return reply.code(200).type('text/html; charset=utf-8').send(postForm(start));
     },
@@ -79,14 +102,19 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     SAML_ACS_PATH,
     { schema: { body: AcsBody }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
-      const accepted = await saml.acceptResponse(request.body.SAMLResponse);
+      const started = saml.bindsBrowser
+        ? requestsStarted(readCookie(request, SAML_REQUESTS_COOKIE))
+        : undefined;
+      const accepted = await saml.acceptResponse(request.body.SAMLResponse, started);
       const userid = await context.users.userFor({
         scheme: 'SAML',
         name: accepted.identity,
         displayName: accepted.displayName,
         email: accepted.email,
       });
+      // The session cookies first (clients take the first Set-Cookie), then the spent request cookie is cleared.
       await signIn(request, reply, context, { userid, scheme: 'SAML', name: accepted.identity });
+      if (started !== undefined) clearStateCookie(reply, context.cookies, SAML_REQUESTS_COOKIE);
       // RelayState comes back through the browser unsigned: checked again, and dropped when it is not same-origin.
       const returnTo = sameOriginTarget(request.body.RelayState, returnToPolicy(request, contextRoot));
       return reply.code(302).header('location', returnTo).send();

@@ -37,20 +37,44 @@ function sessionCookie(response: LightMyRequestResponse): string {
   return session.split(';')[0]!;
 }
 
+/** The browser's cookie of started sign-ins (`EAS_SAML_REQUESTS`), as the last start left it. */
+let startedCookie = '';
+
+/** Keeps the request cookie a sign-in start sets, as the browser would. */
+function keepStartedCookie(response: LightMyRequestResponse): void {
+  const set = [response.headers['set-cookie'] ?? []]
+    .flat()
+    .find((cookie) => cookie.startsWith('EAS_SAML_REQUESTS='));
+  assert.ok(set, 'the start sets the request cookie');
+  assert.match(set, /; SameSite=None/i);
+  assert.match(set, /; Secure/i);
+  startedCookie = set.split(';')[0]!;
+}
+
 /** Starts a sign-in on `app` (HTTP-Redirect binding) and returns the request id the provider would answer. */
 async function startLogin(app: FastifyInstance, returnTo = '/maximo/oslc/whoami'): Promise<string> {
-  const response = await app.inject({ url: `/maximo/saml/login?returnTo=${encodeURIComponent(returnTo)}` });
+  const response = await app.inject({
+    url: `/maximo/saml/login?returnTo=${encodeURIComponent(returnTo)}`,
+    headers: startedCookie === '' ? {} : { cookie: startedCookie },
+  });
   assert.equal(response.statusCode, 302, response.body);
+  keepStartedCookie(response);
   return requestIdOfRedirect(String(response.headers.location));
 }
 
-function postResponse(app: FastifyInstance, samlResponseValue: string, relayState?: string) {
+/** Posts the response to the ACS as the browser would, with the cookie of the sign-ins it started. */
+function postResponse(
+  app: FastifyInstance,
+  samlResponseValue: string,
+  relayState?: string,
+  cookie = startedCookie,
+) {
   const form = new URLSearchParams({ SAMLResponse: samlResponseValue });
   if (relayState !== undefined) form.set('RelayState', relayState);
   return app.inject({
     method: 'POST',
     url: '/maximo/saml/acs',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie !== '' && { cookie }) },
     payload: form.toString(),
   });
 }
@@ -217,6 +241,37 @@ describe('SAML service provider', () => {
     assertRefused(await postResponse(t.app, samlResponse({})), 'EAS0150E', /no sign-in request/);
   });
 
+  test('a response brought by a browser that did not start its sign-in is refused (login CSRF)', async () => {
+    const response = await answer();
+    assertRefused(
+      await postResponse(t.app, response, undefined, ''),
+      'EAS0150E',
+      /this browser did not start/,
+    );
+    const mine = startedCookie;
+    startedCookie = '';
+    await startLogin(t.app);
+    const otherBrowser = startedCookie;
+    startedCookie = mine;
+    assertRefused(await postResponse(t.app, response, undefined, otherBrowser), 'EAS0150E', /did not start/);
+    assert.equal(
+      (await postResponse(t.app, response)).statusCode,
+      302,
+      'the browser that started it signs in',
+    );
+  });
+
+  test('the request cookie remembers the latest sign-ins, and a successful one clears it', async () => {
+    const first = await startLogin(t.app);
+    const second = await startLogin(t.app);
+    assert.match(startedCookie, new RegExp(`${first}~${second}$`));
+    const response = await postResponse(t.app, samlResponse({ requestId: first }));
+    assert.equal(response.statusCode, 302, response.body);
+    const cleared = [response.headers['set-cookie'] ?? []].flat();
+    assert.ok(cleared[0]!.startsWith('JSESSIONID='), 'the session cookie first');
+    assert.ok(cleared.some((cookie) => /^EAS_SAML_REQUESTS=;.*Max-Age=0/i.test(cookie)));
+  });
+
   test('a replayed assertion is refused, on this instance and on another one', async () => {
     const response = await answer();
     assert.equal((await postResponse(t.app, response)).statusCode, 302);
@@ -300,6 +355,7 @@ describe('SAML settings', () => {
     try {
       const start = await t.app.inject({ url: '/maximo/saml/login' });
       assert.equal(start.statusCode, 200);
+      keepStartedCookie(start);
       assert.match(start.body, new RegExp(`<form method="post" action="${IDP_SSO_URL}">`));
       const field = /name="SAMLRequest" value="([^"]+)"/.exec(start.body)?.[1];
       assert.ok(field, 'the request as a form field');

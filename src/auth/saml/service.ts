@@ -3,6 +3,7 @@
 // or of the assertion against the configured certificates only, the issuer, the audience and the conditions' time
 // window. What it leaves to its caller is done here: the bearer subject confirmation (recipient, InResponseTo, time
 // window), the response's Destination, and replay, in the database so that every process sees every consumption.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DOMParser } from '@xmldom/xmldom';
 import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
 import type { SamlConfig } from '../../config.js';
@@ -15,10 +16,11 @@ export const REQUEST_VALIDITY_MS = 60 * 60 * 1000;
 const MAX_ASSERTION_ID_LENGTH = 256;
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 
-/** Where to send the browser to start a sign-in, by the configured binding. */
-export type LoginStart =
+/** Where to send the browser to start a sign-in, by the configured binding, and the id of the request sent. */
+export type LoginStart = { requestId: string } & (
   | { binding: 'redirect'; location: string }
-  | { binding: 'post'; action: string; fields: Record<string, string> };
+  | { binding: 'post'; action: string; fields: Record<string, string> }
+);
 
 /** What a verified, unused assertion says: who signed in. */
 export interface SamlSignIn {
@@ -65,15 +67,23 @@ type ConfirmationData = NonNullable<
 
 export class SamlService {
   private readonly saml: SAML;
+  /** The id the library gives the request being built, caught as it is saved (one store per startLogin call). */
+  private readonly issuing = new AsyncLocalStorage<{ requestId?: string }>();
   private readonly now: () => number;
   private readonly skewMs: number;
 
   /** Text of the sign-in page's button. */
   readonly providerName: string;
+  /**
+   * Whether responses must come back to the browser that started the sign-in. The proof is a cookie the provider's
+   * cross-site POST carries only as `SameSite=None; Secure`, so only over https: an ACS on plain http is not bound.
+   */
+  readonly bindsBrowser: boolean;
 
   constructor(private readonly options: SamlServiceOptions) {
     const { config, db } = options;
     this.providerName = config.providerName;
+    this.bindsBrowser = config.acsUrl.startsWith('https://');
     this.now = options.now ?? Date.now;
     this.skewMs = config.clockSkewSeconds * 1000;
     const now = this.now;
@@ -81,6 +91,8 @@ export class SamlService {
     // to another process. They stay until they expire; the assertion, not the request, is what is used once.
     const requests: CacheProvider = {
       saveAsync: async (key, value) => {
+        const issuing = this.issuing.getStore();
+        if (issuing) issuing.requestId = key;
         const issued = new Date(now());
         await saveRequest(db, key, issued, new Date(issued.getTime() + REQUEST_VALIDITY_MS));
         return { value, createdAt: issued.getTime() };
@@ -120,21 +132,26 @@ export class SamlService {
   /** A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response. */
   async startLogin(relayState: string): Promise<LoginStart> {
     const { config } = this.options;
-    if (config.requestBinding === 'post') {
-      const message = await this.saml.getAuthorizeMessageAsync(relayState, undefined, {});
-      const fields: Record<string, string> = {};
-      for (const [name, value] of Object.entries(message))
-        if (typeof value === 'string') fields[name] = value;
-      return { binding: 'post', action: config.idpSsoUrl, fields };
-    }
-    return { binding: 'redirect', location: await this.saml.getAuthorizeUrlAsync(relayState, undefined, {}) };
+    const issuing: { requestId?: string } = {};
+    return this.issuing.run(issuing, async () => {
+      if (config.requestBinding === 'post') {
+        const message = await this.saml.getAuthorizeMessageAsync(relayState, undefined, {});
+        const fields: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message))
+          if (typeof value === 'string') fields[name] = value;
+        return { binding: 'post', action: config.idpSsoUrl, fields, requestId: issuing.requestId! };
+      }
+      const location = await this.saml.getAuthorizeUrlAsync(relayState, undefined, {});
+      return { binding: 'redirect', location, requestId: issuing.requestId! };
+    });
   }
 
   /**
    * Verifies a response (the HTTP-POST binding's `SAMLResponse`) and consumes its assertion: the sign-in, or a
-   * MaximoError that says why it is refused.
+   * MaximoError that says why it is refused. `startedHere`: the requests the browser that brings the response
+   * started, when it can tell (undefined: not checked).
    */
-  async acceptResponse(samlResponse: string): Promise<SamlSignIn> {
+  async acceptResponse(samlResponse: string, startedHere?: readonly string[]): Promise<SamlSignIn> {
     const { config, db } = this.options;
     const destination = responseDestination(samlResponse);
     if (destination !== undefined && destination !== config.acsUrl) {
@@ -159,6 +176,13 @@ export class SamlService {
     }
     const confirmation = this.bearerConfirmation(assertion);
     const requestId = confirmation.InResponseTo!;
+    // A valid response for one browser must not sign in another (login CSRF: a victim signed in as the attacker).
+    if (startedHere !== undefined && !startedHere.includes(requestId)) {
+      throw this.refuse(
+        'it answers a sign-in this browser did not start',
+        `InResponseTo ${requestId} not started here`,
+      );
+    }
     const now = new Date(this.now());
     if ((await findRequest(db, requestId, now)) === undefined) {
       throw this.refuse('it answers no sign-in request of this service', `InResponseTo ${requestId}`);

@@ -136,6 +136,14 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
     },
     pkce: { required: () => true },
     cookies: { keys: ['test-provider-cookie-key'] },
+    ttl: {
+      Interaction: 600,
+      Grant: 600,
+      Session: 600,
+      AccessToken: 600,
+      IdToken: 600,
+      AuthorizationCode: 60,
+    },
   });
   started.provider = provider;
   // Test noise: the provider reports refused requests on its event emitter.

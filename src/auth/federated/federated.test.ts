@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../config.js';
 import { isMaximoError } from '../../errors.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { sameOriginTarget } from './return-to.js';
@@ -127,6 +128,49 @@ describe('mapping identity-provider users', () => {
     assert.equal(
       await refusal(users(true, 'MAXADMIN').userFor({ scheme: 'OIDC', name: 'smith' })),
       'EAS0191E',
+    );
+  });
+});
+
+describe('federated settings', () => {
+  const oidc = {
+    EAS_AUTH_MODE: 'oidc',
+    EAS_OIDC_ISSUER: 'https://login.example.org',
+    EAS_OIDC_CLIENT_ID: 'eas',
+    EAS_OIDC_REDIRECT_URL: 'https://eas.example.org/maximo/oidc/callback',
+  };
+  const refusedVariable = (env: Record<string, string>): string | undefined => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.variable;
+      throw error;
+    }
+    return undefined;
+  };
+
+  test('the oidc mode: /api takes API keys only, whatever EAS_API_KEY_ONLY says', () => {
+    const config = loadConfig(oidc);
+    assert.equal(config.apiKeys.apiRouteKeyOnly, true);
+    assert.equal(config.oidc?.userClaim, 'preferred_username');
+    assert.equal(refusedVariable({ ...oidc, EAS_API_KEY_ONLY: '0' }), 'EAS_API_KEY_ONLY');
+  });
+
+  test('required and checked settings', () => {
+    assert.equal(refusedVariable({ ...oidc, EAS_OIDC_CLIENT_ID: '' }), 'EAS_OIDC_CLIENT_ID');
+    assert.equal(
+      refusedVariable({ ...oidc, EAS_OIDC_ISSUER: 'http://login.example.org' }),
+      'EAS_OIDC_ISSUER',
+    );
+    assert.equal(refusedVariable({ ...oidc, EAS_OIDC_ISSUER: 'http://127.0.0.1:8080' }), undefined);
+    assert.equal(
+      refusedVariable({ ...oidc, EAS_OIDC_REDIRECT_URL: 'https://eas.example.org/elsewhere' }),
+      'EAS_OIDC_REDIRECT_URL',
+    );
+    assert.equal(refusedVariable({ ...oidc, EAS_OIDC_SCOPES: 'profile email' }), 'EAS_OIDC_SCOPES');
+    assert.equal(
+      refusedVariable({ ...oidc, EAS_FEDERATED_CREATE_USERS: '1' }),
+      'EAS_FEDERATED_DEFAULT_GROUP',
     );
   });
 });

@@ -21,7 +21,7 @@ export interface FederatedSignIn {
 /**
  * Signs `userid` in: the same session and cookies as the FORM login (session cookie, then token cookie; any session
  * the browser held ends first, so the id rotates). The session's writes must echo its CSRF token: only a browser
- * holds these cookies, and the sign-in page and `<root>/login?csrf=1` hand it the token.
+ * holds these cookies, and the sign-in page hands it the token.
  */
 export async function signIn(
   request: FastifyRequest,

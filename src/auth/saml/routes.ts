@@ -125,7 +125,7 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(saml.metadata()),
   );
 
-  // Ends the session here only: the provider's own session stays (no single logout), so the sign-in page says so.
+  // Ends the session here only: the provider's own session stays (single logout is not offered).
   const logout = async (request: FastifyRequest, reply: FastifyReply) => {
     await signOutLocally(request, reply, context, 'SAML');
     return reply

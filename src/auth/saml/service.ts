@@ -15,6 +15,7 @@ export const REQUEST_VALIDITY_MS = 60 * 60 * 1000;
 /** Longest assertion id kept (the column's length); a longer one is refused rather than cut. */
 const MAX_ASSERTION_ID_LENGTH = 256;
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
+const CLEANUP_INTERVAL_MS = 60_000;
 
 /** Where to send the browser to start a sign-in, by the configured binding, and the id of the request sent. */
 export type LoginStart = { requestId: string } & (
@@ -71,6 +72,8 @@ export class SamlService {
   private readonly issuing = new AsyncLocalStorage<{ requestId?: string }>();
   private readonly now: () => number;
   private readonly skewMs: number;
+  /** When this process last deleted expired rows on a sign-in start (see startLogin). */
+  private lastCleanup = 0;
 
   /** Text of the sign-in page's button. */
   readonly providerName: string;
@@ -131,7 +134,13 @@ export class SamlService {
 
   /** A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response. */
   async startLogin(relayState: string): Promise<LoginStart> {
-    const { config } = this.options;
+    const { config, db } = this.options;
+    // Starts are public and may come in floods: expired requests are deleted at most once a minute per process here,
+    // and at every accepted response.
+    if (this.now() - this.lastCleanup > CLEANUP_INTERVAL_MS) {
+      this.lastCleanup = this.now();
+      await deleteExpired(db, new Date(this.lastCleanup));
+    }
     const issuing: { requestId?: string } = {};
     return this.issuing.run(issuing, async () => {
       if (config.requestBinding === 'post') {

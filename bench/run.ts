@@ -10,6 +10,7 @@ import { startServer, type RunningServer } from './lib/server-process.js';
 import { BENCH_DATABASE_URL } from './lib/settings.js';
 import type { LoadSettings, Measurement, Pair, Section } from './lib/types.js';
 import { plannedSections, sections } from './sections/index.js';
+import { formatMemo, measureMemoCaches } from './memo.js';
 import { formatSoak, soak } from './soak.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -27,6 +28,7 @@ const USAGE = `usage: npm run bench -- [section ...] [options]
 
 sections (default: all): ${sections.map((section) => section.name).join(', ')}
 soak:                    npm run bench -- soak [--duration <s> (default 600)] [--connections <n>]
+memo:                    npm run bench -- memo (what each memo cache of the request path saves, in-process)
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
 
 options:
@@ -279,6 +281,10 @@ async function main(): Promise<number> {
       process.stdout.write(
         `${section.name.padEnd(12)} issue ${section.issue} (planned): ${section.summary}\n`,
       );
+    return 0;
+  }
+  if (positionals.length === 1 && positionals[0]!.toLowerCase() === 'memo') {
+    process.stdout.write(`${formatMemo(measureMemoCaches())}\n`);
     return 0;
   }
   if (positionals.length === 1 && positionals[0]!.toLowerCase() === 'soak') {

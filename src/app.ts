@@ -28,7 +28,7 @@ import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js'
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
-import { parseRequestQueryString, readFlag } from './http/query-string.js';
+import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
@@ -113,7 +113,7 @@ export async function buildApp(
       caseSensitive: true,
       ignoreTrailingSlash: true,
       maxParamLength: MAX_PATH_PARAMETER,
-      querystringParser: parseRequestQueryString,
+      querystringParser: createQueryStringParser(),
     },
     // Failures the router raises before any route runs (a malformed %-escape) bypass the error handler.
     frameworkErrors: (error, request, reply) => {

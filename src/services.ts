@@ -1,25 +1,22 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
 import { ApiKeyService } from './apikeys/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { OidcRelyingParty } from './auth/oidc/service.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
-import type { SamlDb } from './auth/saml/repository.js';
 import { SamlService } from './auth/saml/service.js';
-import type { SessionDb } from './auth/session-repository.js';
 import { AuthService } from './auth/service.js';
 import { SessionService } from './auth/sessions.js';
 import type { AppConfig } from './config.js';
 import type { Storage } from './db/database.js';
-import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
 import { SystemService } from './system/service.js';
+import { dynamicView } from './db/schema.js';
 
 /** The services of one server process, built once and shared by every module of both API roots. */
 export interface ServiceGraph {
@@ -53,7 +50,7 @@ export async function createServices(
   storage: Storage,
   log: FastifyBaseLogger,
 ): Promise<ServiceGraph> {
-  const db = storage.db as unknown as Kysely<DynamicDatabase>;
+  const db = dynamicView(storage.db);
   const metadata = new MetadataRegistry();
   const domains = new DomainCache(db);
   const auth = new AuthService(storage.db);
@@ -69,7 +66,7 @@ export async function createServices(
   });
   await properties.start();
   const sessions = new SessionService({
-    db: storage.db as unknown as SessionDb,
+    db: storage.db,
     bus: storage.bus,
     idleMinutes: config.auth.sessionIdleMinutes,
     maxMinutes: config.auth.sessionMaxMinutes,
@@ -133,7 +130,7 @@ export async function createServices(
       config.saml &&
       new SamlService({
         config: config.saml,
-        db: storage.db as unknown as SamlDb,
+        db: storage.db,
         logRefusal: (detail) => log.info({ saml: detail }, 'SAML response refused'),
       }),
     async close() {

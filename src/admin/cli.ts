@@ -4,14 +4,11 @@ import { parseArgs } from 'node:util';
 import { newMasterKey, resealKeys } from '../apikeys/master-key.js';
 import { loadMasterKey } from '../apikeys/vault.js';
 import { generatePassword, hashPassword } from '../auth/password.js';
-import {
-  setUserPassword,
-  unblockUser,
-  type SessionDb,
-  type SessionTables,
-} from '../auth/session-repository.js';
+import { setUserPassword, unblockUser } from '../auth/session-repository.js';
 import { ConfigError, loadConfig, type AppConfig } from '../config.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 
 /**
  * Administration from the server's shell, for what cannot wait for an administrator's login (docs/security.md):
@@ -85,11 +82,11 @@ export async function runAdmin(
 }
 
 /** Changes the user and tells every running process to drop what it holds of users (the write path's channel). */
-async function changeUser<T>(storage: Storage, work: (db: SessionDb) => Promise<T>): Promise<T> {
-  const db = storage.db as unknown as SessionDb;
+async function changeUser<T>(storage: Storage, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  const db = storage.db;
   return db.transaction().execute(async (transaction) => {
     const result = await work(transaction);
-    await storage.bus.notify<SessionTables>(transaction, 'object', 'MAXUSER');
+    await storage.bus.notify<Database>(transaction, 'object', 'MAXUSER');
     return result;
   });
 }

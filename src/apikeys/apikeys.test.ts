@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Kysely } from 'kysely';
 import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test/helpers/app.js';
-import type { ApiKeyTables } from './repository.js';
+import type { Database } from '../db/schema.js';
 
 const MASTER_KEY = 'apikeys-test-master-key-0123456789abcdef';
 const ASSETS = '/maximo/oslc/os/mxapiasset?oslc.select=assetnum&oslc.pageSize=1&lean=1';
@@ -22,7 +22,7 @@ function assertError(response: LightMyRequestResponse, status: number, reasonCod
 
 describe('API keys', () => {
   let t: TestApp;
-  let db: Kysely<ApiKeyTables>;
+  let db: Kysely<Database>;
 
   const call = (options: InjectOptions) => t.app.inject(options);
   const admin = maxauth('MAXADMIN');
@@ -66,7 +66,7 @@ describe('API keys', () => {
 
   before(async () => {
     t = await startTestApp({ EAS_MASTER_KEY: MASTER_KEY, EAS_API_KEY_ONLY: '1' });
-    db = t.storage.db as unknown as Kysely<ApiKeyTables>;
+    db = t.storage.db;
   });
   after(() => t.close());
   beforeEach(async () => {

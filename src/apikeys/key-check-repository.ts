@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeyTables } from './repository.js';
+import type { Database } from '../db/schema.js';
 
 /** Check values of master keys (migration 0008-hardening), one row per key name. */
 export interface KeyCheckTable {
@@ -12,9 +13,7 @@ export interface KeyCheckTables extends ApiKeyTables {
   easkeycheck: KeyCheckTable;
 }
 
-export type KeyCheckDb = Kysely<KeyCheckTables>;
-
-export async function findCheckValue(db: KeyCheckDb, keyname: string): Promise<string | undefined> {
+export async function findCheckValue(db: Kysely<Database>, keyname: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('easkeycheck')
     .select('checkvalue')
@@ -24,7 +23,11 @@ export async function findCheckValue(db: KeyCheckDb, keyname: string): Promise<s
 }
 
 /** Stores the check value unless one is stored already (processes starting together: the first one wins). */
-export async function insertCheckValue(db: KeyCheckDb, keyname: string, checkvalue: string): Promise<void> {
+export async function insertCheckValue(
+  db: Kysely<Database>,
+  keyname: string,
+  checkvalue: string,
+): Promise<void> {
   await db
     .insertInto('easkeycheck')
     .values({ keyname, checkvalue, changedate: new Date() })
@@ -32,7 +35,11 @@ export async function insertCheckValue(db: KeyCheckDb, keyname: string, checkval
     .execute();
 }
 
-export async function replaceCheckValue(db: KeyCheckDb, keyname: string, checkvalue: string): Promise<void> {
+export async function replaceCheckValue(
+  db: Kysely<Database>,
+  keyname: string,
+  checkvalue: string,
+): Promise<void> {
   await db
     .insertInto('easkeycheck')
     .values({ keyname, checkvalue, changedate: new Date() })
@@ -42,7 +49,7 @@ export async function replaceCheckValue(db: KeyCheckDb, keyname: string, checkva
 
 /** One sealed key, to test a master key against when no check value is stored yet. */
 export async function findOneSealedKey(
-  db: KeyCheckDb,
+  db: Kysely<Database>,
 ): Promise<{ apikeytokenid: number; apikey: string } | undefined> {
   return db
     .selectFrom('apikeytoken')
@@ -55,7 +62,7 @@ export async function findOneSealedKey(
 
 /** Every sealed key, locked for the rest of the transaction (re-sealing). */
 export async function lockSealedKeys(
-  db: KeyCheckDb,
+  db: Kysely<Database>,
 ): Promise<Array<{ apikeytokenid: number; apikey: string }>> {
   return db
     .selectFrom('apikeytoken')
@@ -66,7 +73,12 @@ export async function lockSealedKeys(
     .execute();
 }
 
-export async function resealKey(db: KeyCheckDb, id: number, sealed: string, digest: string): Promise<void> {
+export async function resealKey(
+  db: Kysely<Database>,
+  id: number,
+  sealed: string,
+  digest: string,
+): Promise<void> {
   await db
     .updateTable('apikeytoken')
     .set({ apikey: sealed, apikeydigest: digest })

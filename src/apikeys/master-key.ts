@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../config.js';
 import { EVERYTHING_CHANGED } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import {
   findCheckValue,
   findOneSealedKey,
@@ -10,8 +11,6 @@ import {
   lockSealedKeys,
   replaceCheckValue,
   resealKey,
-  type KeyCheckDb,
-  type KeyCheckTables,
 } from './key-check-repository.js';
 import { KeyVault, MASTER_KEY_FILE } from './vault.js';
 
@@ -49,7 +48,7 @@ export async function checkMasterKey(
   master: Buffer,
   where: { configured: boolean; dataDir: string },
 ): Promise<void> {
-  const db = storage.db as unknown as KeyCheckDb;
+  const db = storage.db;
   const expected = masterKeyCheckValue(master);
   let stored = await findCheckValue(db, MASTER_KEY_VARIABLE);
   if (stored === undefined) {
@@ -89,7 +88,7 @@ export async function resealKeys(
   await checkMasterKey(storage, current, where);
   const from = new KeyVault(current);
   const to = new KeyVault(next);
-  const db = storage.db as unknown as KeyCheckDb;
+  const db = storage.db;
   const count = await db.transaction().execute(async (transaction) => {
     const rows = await lockSealedKeys(transaction);
     for (const row of rows) {
@@ -102,7 +101,7 @@ export async function resealKeys(
       await resealKey(transaction, row.apikeytokenid, to.seal(clear), to.digest(clear));
     }
     await replaceCheckValue(transaction, MASTER_KEY_VARIABLE, masterKeyCheckValue(next));
-    await storage.bus.notify<KeyCheckTables>(transaction, 'apikey', EVERYTHING_CHANGED);
+    await storage.bus.notify<Database>(transaction, 'apikey', EVERYTHING_CHANGED);
     return rows.length;
   });
   return count;

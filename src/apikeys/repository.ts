@@ -1,4 +1,5 @@
 import { type ColumnType, type Generated, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -20,8 +21,6 @@ export interface ApiKeyTables {
   apikeytoken: ApiKeyTokenTable;
 }
 
-export type ApiKeyDb = Kysely<ApiKeyTables>;
-
 /** What verifying a presented key needs of its row. */
 export interface KeyOwner {
   apikeytokenid: number;
@@ -31,7 +30,7 @@ export interface KeyOwner {
   exposedinurl: boolean;
 }
 
-export async function findByDigest(db: ApiKeyDb, digest: string): Promise<KeyOwner | undefined> {
+export async function findByDigest(db: Kysely<Database>, digest: string): Promise<KeyOwner | undefined> {
   return db
     .selectFrom('apikeytoken')
     .select(['apikeytokenid', 'userid', 'expiration', 'creationdate', 'exposedinurl'])
@@ -39,7 +38,7 @@ export async function findByDigest(db: ApiKeyDb, digest: string): Promise<KeyOwn
     .executeTakeFirst();
 }
 
-export async function hasKey(db: ApiKeyDb, userid: string): Promise<boolean> {
+export async function hasKey(db: Kysely<Database>, userid: string): Promise<boolean> {
   const row = await db
     .selectFrom('apikeytoken')
     .select('apikeytokenid')
@@ -50,7 +49,7 @@ export async function hasKey(db: ApiKeyDb, userid: string): Promise<boolean> {
 
 /** When the user's key was made and for how long, without its value; undefined when the user has none. */
 export async function findOwnKey(
-  db: ApiKeyDb,
+  db: Kysely<Database>,
   userid: string,
 ): Promise<{ expiration: number; creationdate: Date } | undefined> {
   return db
@@ -69,7 +68,7 @@ export interface NewKey {
 }
 
 /** Creates the user's key, or replaces the one it has (the old value stops matching in the same statement). */
-export async function upsertKey(db: ApiKeyDb, key: NewKey): Promise<void> {
+export async function upsertKey(db: Kysely<Database>, key: NewKey): Promise<void> {
   await db
     .insertInto('apikeytoken')
     .values({
@@ -93,13 +92,13 @@ export async function upsertKey(db: ApiKeyDb, key: NewKey): Promise<void> {
 }
 
 /** Deletes the user's key; true when there was one. */
-export async function deleteKey(db: ApiKeyDb, userid: string): Promise<boolean> {
+export async function deleteKey(db: Kysely<Database>, userid: string): Promise<boolean> {
   const result = await db.deleteFrom('apikeytoken').where('userid', '=', userid).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 /** Marks a key as sent in a URL, once: the first time is the one administrators need to know. */
-export async function markExposed(db: ApiKeyDb, digest: string, when: Date): Promise<void> {
+export async function markExposed(db: Kysely<Database>, digest: string, when: Date): Promise<void> {
   await db
     .updateTable('apikeytoken')
     .set({ exposedinurl: true, exposeddate: when })
@@ -109,7 +108,9 @@ export async function markExposed(db: ApiKeyDb, digest: string, when: Date): Pro
 }
 
 /** Rows of the plain-text layout (before 0007-apikeys): a value but no digest yet. */
-export async function findPlainKeys(db: ApiKeyDb): Promise<Array<{ apikeytokenid: number; apikey: string }>> {
+export async function findPlainKeys(
+  db: Kysely<Database>,
+): Promise<Array<{ apikeytokenid: number; apikey: string }>> {
   return db
     .selectFrom('apikeytoken')
     .select(['apikeytokenid', 'apikey'])
@@ -118,7 +119,12 @@ export async function findPlainKeys(db: ApiKeyDb): Promise<Array<{ apikeytokenid
 }
 
 /** Seals one plain-text row, unless another process already did. */
-export async function sealPlainKey(db: ApiKeyDb, id: number, sealed: string, digest: string): Promise<void> {
+export async function sealPlainKey(
+  db: Kysely<Database>,
+  id: number,
+  sealed: string,
+  digest: string,
+): Promise<void> {
   await db
     .updateTable('apikeytoken')
     .set({ apikey: sealed, apikeydigest: digest })

@@ -16,11 +16,10 @@ import {
   markExposed,
   sealPlainKey,
   upsertKey,
-  type ApiKeyDb,
-  type ApiKeyTables,
 } from './repository.js';
 import { checkMasterKey } from './master-key.js';
 import { KeyVault, loadMasterKey } from './vault.js';
+import { typedView, type Database } from '../db/schema.js';
 
 /** Bus channel of key changes made outside the object-structure write path (create, regenerate, revoke). */
 export const APIKEY_CHANNEL = 'apikey';
@@ -85,14 +84,14 @@ export interface OwnKey {
 }
 
 export class ApiKeyService {
-  private readonly db: ApiKeyDb;
+  private readonly db: Kysely<Database>;
   private vault: KeyVault | undefined;
   private readonly cache = new Map<string, CachedKey>();
   /** Bumped on every invalidation: a lookup that started before one must not put its result in the cache. */
   private generation = 0;
 
   constructor(private readonly options: ApiKeyServiceOptions) {
-    this.db = options.storage.db as unknown as Kysely<ApiKeyTables>;
+    this.db = options.storage.db;
   }
 
   /** Loads the master key, seals keys left in plain text by an older release, and follows key changes. */
@@ -221,7 +220,7 @@ export class ApiKeyService {
       throw errors.apiKeySystemUser(userid);
     }
     // Inside the writer's transaction (on PGlite it holds the only connection).
-    if (await hasKey(db as unknown as ApiKeyDb, userid)) throw errors.apiKeyExists(userid);
+    if (await hasKey(typedView(db), userid)) throw errors.apiKeyExists(userid);
     const sent = typeof values.apikey === 'string' && values.apikey !== '' ? values.apikey : undefined;
     const apikey = this.keyValue(sent);
     const vault = this.keys();
@@ -240,11 +239,11 @@ export class ApiKeyService {
   }
 
   /** Runs a key change in a transaction with its notification; this process forgets its cache at once. */
-  private async changeKeys<T>(work: (db: ApiKeyDb) => Promise<T>): Promise<T> {
+  private async changeKeys<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
     const bus = this.options.storage.bus;
     const result = await this.db.transaction().execute(async (transaction) => {
       const value = await work(transaction);
-      await bus.notify<ApiKeyTables>(transaction, APIKEY_CHANNEL, EVERYTHING_CHANGED);
+      await bus.notify<Database>(transaction, APIKEY_CHANNEL, EVERYTHING_CHANGED);
       return value;
     });
     bus.deliverLocally(APIKEY_CHANNEL, EVERYTHING_CHANGED);

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { json, testConfig } from '../../test/helpers/app.js';
 import { openTestStorage } from '../../test/helpers/storage.js';
 import { buildApp } from '../app.js';
 import { migrateToLatest, type Storage } from '../db/database.js';
 import { apiKeys } from '../db/migrations/0007-apikeys.js';
 import { migrations } from '../db/migrations/index.js';
-import type { ApiKeyTables } from './repository.js';
 
 /** Keys as a release before 0007-apikeys stored them: the value itself, in plain text. */
 const OLD_KEYS = { WILSON: 'plainwilsonkey0123456789abcdef', SMITH: 'plainsmithkey0123456789abcdefgh' };
@@ -49,7 +48,7 @@ test('a database with plain-text keys is migrated: values sealed, old keys still
     storage,
   );
   try {
-    const db = storage.db as unknown as Kysely<ApiKeyTables>;
+    const db = storage.db;
     const rows = await db.selectFrom('apikeytoken').selectAll().orderBy('userid').execute();
     assert.equal(rows.length, 2);
     for (const row of rows) {

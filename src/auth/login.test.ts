@@ -7,7 +7,6 @@ import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
 import { isMaximoError } from '../errors.js';
 import { verifyPassword } from './password.js';
 import { AuthService } from './service.js';
-import type { SessionDb } from './session-repository.js';
 
 /**
  * Native, BASIC and session-cookie authentication, sessions and their timeouts, CSRF, audit (src/auth/README.md,
@@ -64,7 +63,7 @@ function sleep(ms: number): Promise<void> {
 async function auditRows(t: TestApp, loginid: string) {
   // Successes are written in batches, at most a fraction of a second later.
   await t.services.logins.flush();
-  return (t.storage.db as unknown as SessionDb)
+  return t.storage.db
     .selectFrom('logintracking')
     .selectAll()
     .where('loginid', '=', loginid)
@@ -491,9 +490,7 @@ describe('native login and sessions', () => {
         ['SESSION', 'LOGOUT', 'WILSON'],
       ],
     );
-    const everything = JSON.stringify(
-      await (t.storage.db as unknown as SessionDb).selectFrom('logintracking').selectAll().execute(),
-    );
+    const everything = JSON.stringify(await t.storage.db.selectFrom('logintracking').selectAll().execute());
     for (const secret of ['secret-audit-pw-1', DEMO_PASSWORD, ADMIN_PASSWORD]) {
       assert.ok(!everything.includes(secret), 'no password in the audit');
     }
@@ -521,9 +518,7 @@ describe('native login and sessions', () => {
   test('session rows keep no cookie value', async () => {
     const response = await login(t.app, maxauth('WILSON'));
     const value = cookieValue(response, 'JSESSIONID')!;
-    const rows = JSON.stringify(
-      await (t.storage.db as unknown as SessionDb).selectFrom('maxsession').selectAll().execute(),
-    );
+    const rows = JSON.stringify(await t.storage.db.selectFrom('maxsession').selectAll().execute());
     assert.ok(!rows.includes(value));
   });
 });

@@ -18,9 +18,8 @@ import {
   resetUserFailures,
   type LoginResult,
   type LoginTrackingTable,
-  type SessionDb,
-  type SessionTables,
 } from './session-repository.js';
+import { typedView } from '../db/schema.js';
 
 /** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
 export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
@@ -90,7 +89,7 @@ export function decodeCredentials(encoded: string): { login: string; password: s
 export class LoginService {
   /** Blocked client addresses and when their block ends, as every process learns them through the change bus. */
   private readonly blocked = new Map<string, number>();
-  private readonly db: SessionDb;
+  private readonly db: Kysely<Database>;
   private readonly now: () => number;
   private readonly echoes = new Echoes();
   private pending: Array<Insertable<LoginTrackingTable>> = [];
@@ -100,7 +99,7 @@ export class LoginService {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: LoginServiceOptions) {
-    this.db = options.db as unknown as SessionDb;
+    this.db = options.db;
     this.now = options.now ?? Date.now;
   }
 
@@ -248,7 +247,7 @@ export class LoginService {
     if (write.object.name !== 'MAXUSER' || write.operation !== 'update') return;
     if (write.after?.status !== 'ACTIVE' || write.before?.status === 'ACTIVE') return;
     const userid = write.after.userid;
-    if (typeof userid === 'string') await resetUserFailures(transaction as unknown as SessionDb, [userid]);
+    if (typeof userid === 'string') await resetUserFailures(typedView(transaction), [userid]);
   };
 
   /**
@@ -303,7 +302,7 @@ export class LoginService {
             ? user.status === 'BLOCKED' && user.failedlogins === max
             : user.blockeduntil?.getTime() === blockUntil.getTime());
         // The user's cached profile and verified passwords must go on every process (the write path's channel).
-        if (userBlocked) await this.options.bus.notify<SessionTables>(transaction, 'object', 'MAXUSER');
+        if (userBlocked) await this.options.bus.notify<Database>(transaction, 'object', 'MAXUSER');
         if (policy.enabled) {
           const windowStart = new Date(now - policy.seconds * 1000);
           const counted = await countAddressFailure(transaction, attempt.address, new Date(now), windowStart);
@@ -313,7 +312,7 @@ export class LoginService {
             await blockAddress(transaction, attempt.address, new Date(addressBlockedUntil));
             const payload = `${addressBlockedUntil} ${attempt.address}`;
             echo = this.echoes.expect(payload);
-            await this.options.bus.notify<SessionTables>(transaction, BLOCK_CHANNEL, payload);
+            await this.options.bus.notify<Database>(transaction, BLOCK_CHANNEL, payload);
           }
         }
         await this.trackIn(transaction, attempt, user?.userid ?? null, 'FAILED');
@@ -341,7 +340,7 @@ export class LoginService {
   }
 
   private async trackIn(
-    db: SessionDb,
+    db: Kysely<Database>,
     attempt: LoginAttempt,
     userid: string | null,
     result: LoginResult,

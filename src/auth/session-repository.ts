@@ -1,5 +1,6 @@
 import { sql, type ColumnType, type Generated, type Insertable, type Kysely } from 'kysely';
 import type { MaxUserTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 
 /** Row types of the session tables (migration 0005-sessions). */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -49,8 +50,6 @@ export interface SessionTables {
   maxuser: MaxUserTable;
 }
 
-export type SessionDb = Kysely<SessionTables>;
-
 export interface SessionRow {
   sessionhash: string;
   tokenhash: string | null;
@@ -77,19 +76,19 @@ export interface NewSession extends SessionRow {
   logindate: Date;
 }
 
-export async function insertSession(db: SessionDb, session: NewSession): Promise<void> {
+export async function insertSession(db: Kysely<Database>, session: NewSession): Promise<void> {
   await db.insertInto('maxsession').values(session).execute();
 }
 
 export async function findSession(
-  db: SessionDb,
+  db: Kysely<Database>,
   by: 'sessionhash' | 'tokenhash',
   hash: string,
 ): Promise<SessionRow | undefined> {
   return db.selectFrom('maxsession').select(sessionColumns).where(by, '=', hash).executeTakeFirst();
 }
 
-export async function deleteSession(db: SessionDb, sessionhash: string): Promise<boolean> {
+export async function deleteSession(db: Kysely<Database>, sessionhash: string): Promise<boolean> {
   const result = await db.deleteFrom('maxsession').where('sessionhash', '=', sessionhash).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
@@ -99,7 +98,7 @@ export async function deleteSession(db: SessionDb, sessionhash: string): Promise
  * change bus). The user's index keeps this to the user's own rows.
  */
 export async function deleteOldestSessions(
-  db: SessionDb,
+  db: Kysely<Database>,
   userid: string,
   keep: number,
 ): Promise<Array<{ sessionhash: string; tokenhash: string | null }>> {
@@ -119,7 +118,11 @@ export async function deleteOldestSessions(
 }
 
 /** Records activity; never moves `lastactive` backwards (processes write back independently). */
-export async function touchSession(db: SessionDb, sessionhash: string, lastactive: Date): Promise<void> {
+export async function touchSession(
+  db: Kysely<Database>,
+  sessionhash: string,
+  lastactive: Date,
+): Promise<void> {
   await db
     .updateTable('maxsession')
     .set({ lastactive })
@@ -129,7 +132,7 @@ export async function touchSession(db: SessionDb, sessionhash: string, lastactiv
 }
 
 /** Deletes sessions past their absolute end, or idle since before `idleBefore`. */
-export async function purgeSessions(db: SessionDb, now: Date, idleBefore: Date): Promise<void> {
+export async function purgeSessions(db: Kysely<Database>, now: Date, idleBefore: Date): Promise<void> {
   await db
     .deleteFrom('maxsession')
     .where((eb) => eb.or([eb('expires', '<=', now), eb('lastactive', '<', idleBefore)]))
@@ -137,7 +140,7 @@ export async function purgeSessions(db: SessionDb, now: Date, idleBefore: Date):
 }
 
 export async function insertLoginTrackingRows(
-  db: SessionDb,
+  db: Kysely<Database>,
   rows: ReadonlyArray<Insertable<LoginTrackingTable>>,
 ): Promise<void> {
   if (rows.length > 0)
@@ -157,7 +160,7 @@ export interface AddressFailures {
  * failure counted in it) starts a new window.
  */
 export async function countAddressFailure(
-  db: SessionDb,
+  db: Kysely<Database>,
   clientaddr: string,
   now: Date,
   windowStartedBefore: Date,
@@ -175,7 +178,7 @@ export async function countAddressFailure(
     .executeTakeFirstOrThrow();
 }
 
-export async function blockAddress(db: SessionDb, clientaddr: string, until: Date): Promise<void> {
+export async function blockAddress(db: Kysely<Database>, clientaddr: string, until: Date): Promise<void> {
   await db
     .updateTable('loginblock')
     .set({ blockeduntil: until })
@@ -184,7 +187,7 @@ export async function blockAddress(db: SessionDb, clientaddr: string, until: Dat
 }
 
 export async function activeAddressBlocks(
-  db: SessionDb,
+  db: Kysely<Database>,
   now: Date,
 ): Promise<Array<{ clientaddr: string; blockeduntil: Date }>> {
   const rows = await db
@@ -205,7 +208,7 @@ export async function activeAddressBlocks(
  * BLOCKED until an administrator reactivates the user.
  */
 export async function countUserFailure(
-  db: SessionDb,
+  db: Kysely<Database>,
   login: string,
   maxFailures: number,
   now: Date,
@@ -241,7 +244,7 @@ export async function countUserFailure(
 
 /** Ends a user's block, temporary or not, and its failure count: the recovery command (src/admin/cli.ts). */
 export async function unblockUser(
-  db: SessionDb,
+  db: Kysely<Database>,
   userid: string,
 ): Promise<{ userid: string; status: string } | undefined> {
   return db
@@ -258,7 +261,7 @@ export async function unblockUser(
 
 /** Sets a user's password hash (the recovery command); the user id, if there is such a user. */
 export async function setUserPassword(
-  db: SessionDb,
+  db: Kysely<Database>,
   userid: string,
   passwordHash: string,
 ): Promise<string | undefined> {
@@ -271,7 +274,7 @@ export async function setUserPassword(
   return row?.userid;
 }
 
-export async function resetUserFailures(db: SessionDb, userids: readonly string[]): Promise<void> {
+export async function resetUserFailures(db: Kysely<Database>, userids: readonly string[]): Promise<void> {
   if (userids.length === 0) return;
   await db
     .updateTable('maxuser')

@@ -11,10 +11,10 @@ import {
   insertSession,
   purgeSessions,
   touchSession,
-  type SessionDb,
-  type SessionTables,
   type SessionRow,
 } from './session-repository.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 
 /** A live session as this process knows it. The cookie values themselves are known only to the client. */
 export interface SessionEntry {
@@ -50,7 +50,7 @@ export interface NewSessionRequest {
 }
 
 export interface SessionServiceOptions {
-  db: SessionDb;
+  db: Kysely<Database>;
   bus: ChangeBus;
   idleMinutes: number;
   maxMinutes: number;
@@ -82,13 +82,6 @@ const sha256: (value: string) => string =
     ? (value) => crypto.hash('sha256', value, 'hex')
     : (value) => createHash('sha256').update(value).digest('hex');
 
-/**
- * The digests of the cookies seen lately: a client sends its cookie on every request, and a map lookup costs a
- * fraction of the hash. The cookies are the process's own memory, as the requests carrying them are; never written.
- */
-const recentDigests = new BoundedCache<string, string>(MAX_DIGESTS);
-const digest = (value: string): string => recentDigests.getOrCompute(value, () => sha256(value));
-
 function newSecret(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -108,6 +101,12 @@ export function sameToken(sent: string, expected: string): boolean {
  * idle it reads the database, where another process's activity may be.
  */
 export class SessionService {
+  /**
+   * The digests of the cookies seen lately: a client sends its cookie on every request, and a map lookup costs a
+   * fraction of the hash (src/auth/README.md, "Caches"). The cookies are the process's own memory, as the requests
+   * carrying them are; never written.
+   */
+  private readonly recentDigests = new BoundedCache<string, string>(MAX_DIGESTS);
   readonly idleMs: number;
   readonly maxMs: number;
   /** At most this much activity is unknown to other processes: a quarter of the idle timeout, at most a minute. */
@@ -119,6 +118,10 @@ export class SessionService {
   private readonly now: () => number;
   private readonly echoes = new Echoes();
   private lastPurge = 0;
+
+  private digest(value: string): string {
+    return this.recentDigests.getOrCompute(value, () => sha256(value));
+  }
 
   constructor(private readonly options: SessionServiceOptions) {
     this.idleMs = options.idleMinutes * MINUTE;
@@ -139,8 +142,8 @@ export class SessionService {
     const tokenCookie = request.withToken ? newSecret() : undefined;
     const now = this.now();
     const row: SessionRow = {
-      sessionhash: digest(sessionCookie),
-      tokenhash: tokenCookie === undefined ? null : digest(tokenCookie),
+      sessionhash: this.digest(sessionCookie),
+      tokenhash: tokenCookie === undefined ? null : this.digest(tokenCookie),
       userid: request.userid,
       csrftoken: randomBytes(24).toString('base64url'),
       csrfrequired: request.csrfRequired,
@@ -158,7 +161,7 @@ export class SessionService {
       });
       const ended = await deleteOldestSessions(transaction, request.userid, this.options.maxPerUser);
       for (const old of ended)
-        await this.options.bus.notify<SessionTables>(
+        await this.options.bus.notify<Database>(
           transaction,
           CHANNEL,
           `${old.sessionhash} ${old.tokenhash ?? ''}`,
@@ -177,7 +180,7 @@ export class SessionService {
    */
   resolve(kind: CookieKind, value: string): MaybePromise<SessionEntry | undefined> {
     if (value.length === 0 || value.length > MAX_COOKIE_LENGTH) return undefined;
-    const hash = digest(value);
+    const hash = this.digest(value);
     const entry = (kind === 'session' ? this.byId : this.byToken).get(hash);
     if (entry) return this.resolveEntry(entry);
     // Cookie values that named no session lately are refused without a query (see `markUnknown`).
@@ -203,7 +206,7 @@ export class SessionService {
     try {
       await this.options.db.transaction().execute(async (transaction) => {
         await deleteSession(transaction, entry.id);
-        await this.options.bus.notify<SessionTables>(transaction, CHANNEL, payload);
+        await this.options.bus.notify<Database>(transaction, CHANNEL, payload);
       });
     } catch (error) {
       echo.cancel();

@@ -1,4 +1,10 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
+import type { ApiKeyTables } from '../apikeys/repository.js';
+import type { SessionTables } from '../auth/session-repository.js';
+import type { SamlTables } from '../auth/saml/repository.js';
+import type { StablePageTables } from '../oslc/query/stable-pages.js';
+import type { PropertyTables } from '../properties/repository.js';
 
 /**
  * Row types of the tables that code reads by name (users, groups, rights). Business objects served through object
@@ -77,7 +83,8 @@ export interface SiteTable {
   rowstamp: Stamp;
 }
 
-export interface Database {
+/** Tables of the core migration that code reads by name. */
+export interface CoreTables {
   maxuser: MaxUserTable;
   person: PersonTable;
   maxgroup: MaxGroupTable;
@@ -86,5 +93,31 @@ export interface Database {
   site: SiteTable;
 }
 
+/**
+ * Every table code reads by name: the core tables and each module's own (each module declares the row types of
+ * the tables its migration made, beside its repository). One type for the whole database, because Kysely's
+ * `Kysely<DB>` is invariant in `DB`: a handle typed with one module's tables could not be passed where another's
+ * is expected, nor a transaction shared between modules.
+ */
+export interface Database
+  extends
+    CoreTables,
+    SessionTables,
+    ApiKeyTables,
+    KeyCheckTables,
+    PropertyTables,
+    StablePageTables,
+    SamlTables {}
+
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;
+
+/**
+ * The one escape between the two views of the same connection or transaction: business objects are read and
+ * written through the metadata (table and column names known only at run time, `DynamicDatabase`), everything
+ * else through `Database`. A write's transaction is opened on the dynamic view and handed to the write path's
+ * observers and rules, which read their own tables through the typed view (src/oslc/README.md, "Write path").
+ */
+export const dynamicView = (db: Kysely<Database>): Kysely<DynamicDatabase> =>
+  db as unknown as Kysely<DynamicDatabase>;
+export const typedView = (db: Kysely<DynamicDatabase>): Kysely<Database> => db as unknown as Kysely<Database>;

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, DynamicDatabase } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import { dynamicView } from '../db/schema.js';
 
 /** How many rows of each kind one seeding inserted; all zero when the demo data was already there. */
 export interface DemoSummary {
@@ -1033,7 +1034,7 @@ function buildSpecs(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
 export async function seedDemoData(db: Kysely<Database>, options: SeedOptions): Promise<DemoSummary> {
   const dice = new Dice(options.random ?? mulberry32(SEED));
   return db.transaction().execute(async (trx) => {
-    const dynamic = trx as unknown as Kysely<DynamicDatabase>;
+    const dynamic = dynamicView(trx);
     const existing = await dynamic
       .selectFrom('organization')
       .select('orgid')

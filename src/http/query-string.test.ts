@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseQueryString, parseRequestQueryString, readFlag } from './query-string.js';
+import { createQueryStringParser, parseQueryString, readFlag } from './query-string.js';
 
 describe('parseQueryString', () => {
   it('decodes plus as space and percent escapes, keeping a literal plus written %2B', () => {
@@ -44,6 +44,7 @@ describe('parseQueryString', () => {
   });
 
   it('gives each request its own copy of a repeated query string', () => {
+    const parseRequestQueryString = createQueryStringParser();
     const first = parseRequestQueryString('lean=1&oslc.pageSize=10');
     first.lean = 'changed by validation';
     const second = parseRequestQueryString('lean=1&oslc.pageSize=10');

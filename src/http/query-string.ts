@@ -47,13 +47,16 @@ export function readFlag(value: string | undefined): boolean | undefined {
   return undefined;
 }
 
-const parsedQueries = new BoundedCache<string, Readonly<QueryParameters>>(512);
-
 /**
  * `parseQueryString` for the router, kept by text: clients repeat their queries, and decoding costs more than a
- * copy. Each request gets its own copy, since validation may change the object it is given.
+ * copy (src/http/README.md, "Caches"). Each request gets its own copy, since validation may change the object it is
+ * given. One parser per application, so that the cache lives and goes with the application that made it.
  */
-export function parseRequestQueryString(text: string): QueryParameters {
-  const parsed = parsedQueries.getOrCompute(text, () => parseQueryString(text));
-  return Object.assign(new Parameters(), parsed);
+export function createQueryStringParser(): (text: string) => QueryParameters {
+  const parsedQueries = new BoundedCache<string, Readonly<QueryParameters>>(512);
+  return (text) =>
+    Object.assign(
+      new Parameters(),
+      parsedQueries.getOrCompute(text, () => parseQueryString(text)),
+    );
 }

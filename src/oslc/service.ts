@@ -40,6 +40,7 @@ import { issueAutokey } from './autokey-repository.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
 import { toStored, type StoredValue } from './values.js';
 import type { ReadTransform, RecordWrite, WriteObserver, WriteRules } from './write-extensions.js';
+import { dynamicView } from '../db/schema.js';
 
 export interface PageQuery {
   plan: QueryPlan;
@@ -135,7 +136,7 @@ export class ResourceService {
     private readonly metadata: MetadataRegistry,
     private readonly domains: DomainCache,
   ) {
-    this.db = storage.db as unknown as Kysely<DynamicDatabase>;
+    this.db = dynamicView(storage.db);
     this.plansVersion = metadata.version;
     this.compiledPages = new CompiledPages(this.db);
   }

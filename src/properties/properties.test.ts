@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test/helpers/app.js';
 import type { PropertyTables } from './repository.js';
 import { PropertyService } from './service.js';
+import type { Database } from '../db/schema.js';
 
 type User = 'MAXADMIN' | 'WILSON' | 'SMITH';
 
@@ -32,12 +33,12 @@ const documentedDefaults: Record<string, string> = {
 
 describe('system properties service', () => {
   let t: TestApp;
-  let db: Kysely<PropertyTables>;
+  let db: Kysely<Database>;
   const extraServices: PropertyService[] = [];
 
   before(async () => {
     t = await startTestApp({ EAS_SECRET_KEY: SECRET_KEY });
-    db = t.storage.db as unknown as Kysely<PropertyTables>;
+    db = t.storage.db;
   });
   after(async () => {
     for (const service of extraServices) await service.close();

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Kysely, Selectable } from 'kysely';
+import type { Database } from '../db/schema.js';
 
 /** Row types of the system-property tables (migration 0004-properties). */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -60,8 +61,6 @@ export interface PropertyTables {
   maxpropapplied: MaxPropAppliedTable;
 }
 
-export type PropertyDb = Kysely<PropertyTables>;
-
 /** A property's definition: its MAXPROP row without the bookkeeping columns. */
 export type DefinitionRow = Omit<
   Selectable<MaxPropTable>,
@@ -122,7 +121,10 @@ const valueColumns = [
 ] as const;
 
 /** Definitions of the named properties, or of every property when `names` is undefined. */
-export async function loadDefinitions(db: PropertyDb, names?: readonly string[]): Promise<DefinitionRow[]> {
+export async function loadDefinitions(
+  db: Kysely<Database>,
+  names?: readonly string[],
+): Promise<DefinitionRow[]> {
   if (names?.length === 0) return [];
   let query = db.selectFrom('maxprop').select(definitionColumns);
   if (names) query = query.where('propname', 'in', names);
@@ -130,7 +132,7 @@ export async function loadDefinitions(db: PropertyDb, names?: readonly string[])
 }
 
 /** Every server's stored value of the named properties, or of every property when `names` is undefined. */
-export async function loadValues(db: PropertyDb, names?: readonly string[]): Promise<ValueRow[]> {
+export async function loadValues(db: Kysely<Database>, names?: readonly string[]): Promise<ValueRow[]> {
   if (names?.length === 0) return [];
   let query = db.selectFrom('maxpropvalue').select(valueColumns);
   if (names) query = query.where('propname', 'in', names);
@@ -141,7 +143,7 @@ export async function loadValues(db: PropertyDb, names?: readonly string[]): Pro
  * The definition, locked until the transaction ends: sets of one property are serialized, so each history row's
  * old value is the value the previous set left.
  */
-export async function lockDefinition(db: PropertyDb, name: string): Promise<DefinitionRow | undefined> {
+export async function lockDefinition(db: Kysely<Database>, name: string): Promise<DefinitionRow | undefined> {
   return db
     .selectFrom('maxprop')
     .select(definitionColumns)
@@ -151,7 +153,11 @@ export async function lockDefinition(db: PropertyDb, name: string): Promise<Defi
 }
 
 /** Registers a member of a property family on its first set (a no-op when another set registered it first). */
-export async function insertDefinition(db: PropertyDb, row: DefinitionRow, changeby: string): Promise<void> {
+export async function insertDefinition(
+  db: Kysely<Database>,
+  row: DefinitionRow,
+  changeby: string,
+): Promise<void> {
   await db
     .insertInto('maxprop')
     .values({ ...row, changeby, changedate: new Date() })
@@ -160,7 +166,7 @@ export async function insertDefinition(db: PropertyDb, row: DefinitionRow, chang
 }
 
 export async function findValue(
-  db: PropertyDb,
+  db: Kysely<Database>,
   name: string,
   serverName: string,
 ): Promise<ValueRow | undefined> {
@@ -173,7 +179,7 @@ export async function findValue(
   return row && { ...row, changedate: asDate(row.changedate) };
 }
 
-export async function saveValue(db: PropertyDb, row: ValueRow): Promise<void> {
+export async function saveValue(db: Kysely<Database>, row: ValueRow): Promise<void> {
   await db
     .insertInto('maxpropvalue')
     .values(row)
@@ -188,12 +194,12 @@ export async function saveValue(db: PropertyDb, row: ValueRow): Promise<void> {
     .execute();
 }
 
-export async function insertHistory(db: PropertyDb, row: HistoryRow): Promise<void> {
+export async function insertHistory(db: Kysely<Database>, row: HistoryRow): Promise<void> {
   await db.insertInto('maxprophistory').values(row).execute();
 }
 
 /** Changes of one property, newest first. */
-export async function loadHistory(db: PropertyDb, name: string, limit: number): Promise<HistoryRow[]> {
+export async function loadHistory(db: Kysely<Database>, name: string, limit: number): Promise<HistoryRow[]> {
   const rows = await db
     .selectFrom('maxprophistory')
     .select(['propname', 'servername', 'oldvalue', 'newvalue', 'changeby', 'changedate'])
@@ -206,7 +212,7 @@ export async function loadHistory(db: PropertyDb, name: string, limit: number): 
 }
 
 /** Records what one server process applied; a later refresh of the same property replaces its row. */
-export async function saveApplied(db: PropertyDb, rows: readonly AppliedRow[]): Promise<void> {
+export async function saveApplied(db: Kysely<Database>, rows: readonly AppliedRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db
     .insertInto('maxpropapplied')
@@ -221,7 +227,7 @@ export async function saveApplied(db: PropertyDb, rows: readonly AppliedRow[]): 
 }
 
 /** What every server process applied for the named properties. */
-export async function loadApplied(db: PropertyDb, names: readonly string[]): Promise<AppliedRow[]> {
+export async function loadApplied(db: Kysely<Database>, names: readonly string[]): Promise<AppliedRow[]> {
   if (names.length === 0) return [];
   const rows = await db
     .selectFrom('maxpropapplied')

@@ -21,10 +21,9 @@ import {
   saveValue,
   type AppliedRow,
   type DefinitionRow,
-  type PropertyDb,
-  type PropertyTables,
   type ValueRow,
 } from './repository.js';
+import type { Database } from '../db/schema.js';
 
 /** The server name of values that apply to every server process without a value of its own. */
 export const COMMON = 'COMMON';
@@ -125,7 +124,7 @@ interface PropertyState {
  * restarts. Each process records the value it applied and when (maxpropapplied), the acknowledgement of a refresh.
  */
 export class PropertyService {
-  private readonly db: PropertyDb;
+  private readonly db: Kysely<Database>;
   private readonly serverName: string;
   private readonly key: Buffer | undefined;
   private readonly states = new Map<string, PropertyState>();
@@ -139,7 +138,7 @@ export class PropertyService {
     private readonly storage: Storage,
     private readonly options: PropertyServiceOptions,
   ) {
-    this.db = storage.db as unknown as Kysely<PropertyTables>;
+    this.db = storage.db;
     this.serverName = options.serverName;
     this.key =
       options.secretKey === undefined ? undefined : createHash('sha256').update(options.secretKey).digest();
@@ -234,7 +233,7 @@ export class PropertyService {
         changeby: user.userid,
         changedate: now,
       });
-      await this.storage.bus.notify<PropertyTables>(transaction, PROPERTY_CHANNEL, name);
+      await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
       return { definition, oldValue: previous ? this.clearValue(previous) : null, stored };
     });
     await this.refresh(name);

@@ -133,6 +133,17 @@ if (installed) {
       assert.equal(await page.locator('#new-key').isHidden(), true);
       assert.ok(!(await page.content()).includes(apikey), 'the key is shown once');
 
+      // Revoked from the page: the key stops working for headless clients.
+      await page.getByRole('button', { name: 'Revoke API key' }).press('Enter');
+      await page.getByText('Your API key was revoked.').waitFor();
+      assert.equal(await page.locator('#key-status').innerText(), 'You have no API key.');
+      const revoked = await fetch(`${base}/api/whoami?lean=1`, { headers: { apikey } });
+      assert.equal(revoked.status, 400);
+      assert.equal(
+        ((await revoked.json()) as { Error: { reasonCode: string } }).Error.reasonCode,
+        'BMXAA9549E',
+      );
+
       assert.deepEqual([...origins].sort(), [new URL(base).origin, provider.issuer].sort(), 'no other site');
     });
   });

@@ -1,4 +1,5 @@
 import type { ColumnType, Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 
 /** Row types of the SAML tables (migration 0014-saml-replay). */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -21,7 +22,7 @@ export interface SamlTables {
   samlassertion: SamlAssertionTable;
 }
 
-export type SamlDb = Kysely<SamlTables>;
+export type SamlDb = Kysely<Database>;
 
 /** Remembers an authentication request this service sent, until it expires. */
 export async function saveRequest(db: SamlDb, requestId: string, issued: Date, expires: Date): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Generated, type Kysely } from 'kysely';
-import type { DynamicDatabase } from '../../db/schema.js';
+import { typedView, type DynamicDatabase } from '../../db/schema.js';
 
 /**
  * Repository of stable page sets (`stablepaging=1`, README.md, "Paging"), in the tables of migration
@@ -16,7 +16,7 @@ interface StableSetTable {
   lastaccess: Generated<Date>;
 }
 
-interface StablePageTables {
+export interface StablePageTables {
   oslc_stable_set: StableSetTable;
 }
 
@@ -31,9 +31,6 @@ export const STABLE_ID = /^[A-Za-z0-9_-]{24}$/;
 
 /** 18 random bytes: unguessable, and URL-safe as base64url. */
 export const newStableId = (): string => randomBytes(18).toString('base64url');
-
-const tables = (db: Kysely<DynamicDatabase>): Kysely<StablePageTables> =>
-  db as unknown as Kysely<StablePageTables>;
 
 /** Last access older than this many seconds means the set has expired. */
 const idleLimit = (idleSeconds: number) =>
@@ -51,7 +48,7 @@ export async function createStableSet(
   fillMembers: (transaction: Kysely<DynamicDatabase>) => Promise<number>,
 ): Promise<number> {
   return db.transaction().execute(async (transaction) => {
-    const store = tables(transaction);
+    const store = typedView(transaction);
     await store.deleteFrom('oslc_stable_set').where('lastaccess', '<', idleLimit(idleSeconds)).execute();
     await store
       .insertInto('oslc_stable_set')
@@ -73,7 +70,7 @@ export async function touchStableSet(
   owner: StableSetOwner,
   idleSeconds: number,
 ): Promise<number | undefined> {
-  const store = tables(db);
+  const store = typedView(db);
   const row = await store
     .updateTable('oslc_stable_set')
     .set({ lastaccess: sql<Date>`now()` })

@@ -17,6 +17,7 @@ import {
   loginPageRoutes,
   type AuthSettings,
 } from './auth/routes.js';
+import { SAML_LOGIN_PATH, SAML_LOGOUT_PATH, samlRoutes } from './auth/saml/routes.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
@@ -185,7 +186,6 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
-
   // Federated login (docs/federated-login.md): the identity provider's routes and the sign-in page, at the root.
   const federatedSignIn: FederatedSignIn = {
     contextRoot: config.contextRoot,
@@ -205,6 +205,14 @@ export async function buildApp(
       name: graph.oidc.providerName,
       loginPath: OIDC_LOGIN_PATH,
       logoutPath: OIDC_LOGOUT_PATH,
+    });
+  }
+  if (graph.saml) {
+    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, signIn: federatedSignIn });
+    providers.push({
+      name: graph.saml.providerName,
+      loginPath: SAML_LOGIN_PATH,
+      logoutPath: SAML_LOGOUT_PATH,
     });
   }
   if (isFederatedMode(config.auth.mode)) {

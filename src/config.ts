@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
@@ -69,6 +71,21 @@ const EnvSchema = Type.Object({
   EAS_SHUTDOWN_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
   /** Live sessions one user may hold; a login past it ends the user's oldest (docs/compatibility.md, "Sessions"). */
   EAS_SESSIONS_PER_USER: Type.Integer({ minimum: 1, default: 100 }),
+  // SAML 2.0 service provider of the `saml` mode (docs/federated-login.md, "SAML").
+  EAS_SAML_IDP_SSO_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  /** The identity provider's signing certificate: PEM text, or the path of a PEM file (several certificates: rollover). */
+  EAS_SAML_IDP_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_SAML_IDP_ENTITY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_SAML_SP_ENTITY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_SAML_ACS_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  /** Attribute of the assertion whose value is the user id; unset: the NameID. */
+  EAS_SAML_USER_ATTRIBUTE: Type.Optional(Type.String({ minLength: 1 })),
+  EAS_SAML_CLOCK_SKEW_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
+  EAS_SAML_PROVIDER_NAME: Type.String({ minLength: 1, default: 'SAML single sign-on' }),
+  EAS_SAML_REQUEST_BINDING: Type.Union(
+    (['redirect', 'post'] as const).map((binding) => Type.Literal(binding)),
+    { default: 'redirect' },
+  ),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -91,6 +108,8 @@ export interface AppConfig {
   /** Public address of the service (`https://...` makes cookies `Secure`); unset: the address of each request. */
   publicUrl: string | undefined;
   auth: AuthConfig;
+  /** The SAML service provider; set exactly when EAS_AUTH_MODE is `saml`. */
+  saml: SamlConfig | undefined;
   /** Settings both federated modes share (`oidc`, `saml`). */
   federated: FederatedConfig;
   /** The OpenID Connect relying party; set only in the `oidc` mode. */
@@ -183,6 +202,27 @@ export interface AuthConfig {
   sessionsPerUser: number;
 }
 
+/** The SAML 2.0 service provider (docs/federated-login.md, "SAML"). */
+export interface SamlConfig {
+  /** Where browsers are sent with the authentication request. */
+  idpSsoUrl: string;
+  /** PEM certificates whose keys may sign responses and assertions (more than one while the provider rolls over). */
+  idpCertificates: string[];
+  /** The `Issuer` the responses must carry; unset: not checked. */
+  idpEntityId: string | undefined;
+  /** This service's entity id: the audience assertions must name. */
+  spEntityId: string;
+  /** The assertion consumer service: the Recipient and Destination responses must name. */
+  acsUrl: string;
+  /** Attribute whose value is the user id; undefined: the NameID. */
+  userAttribute: string | undefined;
+  clockSkewSeconds: number;
+  /** Name on the sign-in page's button. */
+  providerName: string;
+  /** How the authentication request travels to the provider: a redirect, or a form the browser posts. */
+  requestBinding: 'redirect' | 'post';
+}
+
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
@@ -258,6 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lockoutMinutes: parsed.EAS_LOCKOUT_MINUTES,
       sessionsPerUser: parsed.EAS_SESSIONS_PER_USER,
     },
+    saml: readSaml(parsed),
     federated: readFederated(parsed),
     oidc: readOidc(parsed),
     apiKeys: {
@@ -274,6 +315,66 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxHeaderBytes: parsed.EAS_MAX_HEADER_BYTES,
       shutdownTimeoutMs: Math.round(parsed.EAS_SHUTDOWN_TIMEOUT_SECONDS * 1000),
     },
+  };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** The certificates of EAS_SAML_IDP_CERT: PEM text itself, or the path of a file holding it. */
+function readCertificates(value: string): string[] {
+  let text = value;
+  if (!value.includes('-----BEGIN')) {
+    try {
+      text = readFileSync(value, 'utf8');
+    } catch {
+      throw new ConfigError(
+        'EAS_SAML_IDP_CERT',
+        `is neither a PEM certificate nor a readable file: "${value}"`,
+      );
+    }
+  }
+  const certificates = text.match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0) throw new ConfigError('EAS_SAML_IDP_CERT', 'holds no PEM certificate');
+  for (const certificate of certificates) {
+    try {
+      new X509Certificate(certificate);
+    } catch {
+      throw new ConfigError('EAS_SAML_IDP_CERT', 'holds a certificate that cannot be read');
+    }
+  }
+  return certificates;
+}
+
+/**
+ * The service provider of `saml` mode. The entity id and the consumer address default to addresses under
+ * EAS_PUBLIC_URL (the metadata and ACS routes), since the identity provider must reach them from the browser.
+ */
+function readSaml(parsed: Env): SamlConfig | undefined {
+  if (parsed.EAS_AUTH_MODE !== 'saml') return undefined;
+  const required = (name: keyof Env): never => {
+    throw new ConfigError(name, 'is required when EAS_AUTH_MODE is saml');
+  };
+  const publicUrl = parsed.EAS_PUBLIC_URL?.replace(/\/+$/, '');
+  const publicBase =
+    publicUrl === undefined || publicUrl.endsWith(parsed.EAS_CONTEXT_ROOT)
+      ? publicUrl
+      : `${publicUrl}${parsed.EAS_CONTEXT_ROOT}`;
+  const acsUrl =
+    parsed.EAS_SAML_ACS_URL ??
+    (publicBase === undefined ? required('EAS_SAML_ACS_URL') : `${publicBase}/saml/acs`);
+  const spEntityId =
+    parsed.EAS_SAML_SP_ENTITY_ID ??
+    (publicBase === undefined ? required('EAS_SAML_SP_ENTITY_ID') : `${publicBase}/saml/metadata`);
+  return {
+    idpSsoUrl: parsed.EAS_SAML_IDP_SSO_URL ?? required('EAS_SAML_IDP_SSO_URL'),
+    idpCertificates: readCertificates(parsed.EAS_SAML_IDP_CERT ?? required('EAS_SAML_IDP_CERT')),
+    idpEntityId: parsed.EAS_SAML_IDP_ENTITY_ID,
+    spEntityId,
+    acsUrl,
+    userAttribute: parsed.EAS_SAML_USER_ATTRIBUTE,
+    clockSkewSeconds: parsed.EAS_SAML_CLOCK_SKEW_SECONDS,
+    requestBinding: parsed.EAS_SAML_REQUEST_BINDING,
+    providerName: parsed.EAS_SAML_PROVIDER_NAME,
   };
 }
 

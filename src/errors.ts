@@ -316,6 +316,17 @@ export const REASONS = {
       `The configuration changes were not applied, and nothing was changed: ${changeType} of the attribute ${attrName} of the object ${objectName} failed, as ${why}.`,
   },
 
+  // SAML sign-in (src/auth/saml, docs/federated-login.md).
+  EAS0150E: {
+    status: 401,
+    text: (reason: string) => `The SAML response is refused: ${reason}. Sign in again.`,
+  },
+  EAS0151E: {
+    status: 401,
+    text: (assertionId: string) =>
+      `The SAML assertion ${assertionId} was used already; an assertion signs in once. Sign in again.`,
+  },
+
   // Federated login: OIDC and SAML (src/auth/federated, docs/federated-login.md).
   EAS0190E: {
     status: 401,
@@ -547,6 +558,10 @@ export const errors = {
       attrValue: attrName,
       objPath: 'maxattributecfg',
     }),
+  samlResponseRefused: (why: string) => reason('EAS0150E', [why], { attrName: 'SAMLResponse' }),
+  samlAssertionReplayed: (assertionId: string) =>
+    reason('EAS0151E', [assertionId], { attrName: 'SAMLResponse', attrValue: assertionId }),
+
   federatedSignInRefused: (why: string) => reason('EAS0190E', [why]),
   federatedUserRefused: (userid: string) =>
     reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),

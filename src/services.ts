@@ -6,6 +6,7 @@ import { LdapDirectory } from './auth/ldap.js';
 import { OidcRelyingParty } from './auth/oidc/service.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
+import { SamlService } from './auth/saml/service.js';
 import { AuthService } from './auth/service.js';
 import { SessionService } from './auth/sessions.js';
 import type { AppConfig } from './config.js';
@@ -37,6 +38,8 @@ export interface ServiceGraph {
   system: SystemService;
   adminMode: AdminModeService;
   dbconfig: DbConfigService;
+  /** The SAML service provider, in `saml` mode only. */
+  saml: SamlService | undefined;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -146,6 +149,13 @@ export async function createServices(
     system: new SystemService(storage, config.serverName),
     adminMode,
     dbconfig,
+    saml:
+      config.saml &&
+      new SamlService({
+        config: config.saml,
+        db: storage.db,
+        logRefusal: (detail) => log.info({ saml: detail }, 'SAML response refused'),
+      }),
     async close() {
       adminMode.close();
       await logins.flush();

@@ -4,6 +4,7 @@ import type { DbConfigTables } from '../dbconfig/repository.js';
 import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
+import type { SamlTables } from '../auth/saml/repository.js';
 import type { StablePageTables } from '../oslc/query/index.js';
 import type { PropertyTables } from '../properties/repository.js';
 
@@ -109,7 +110,8 @@ export interface Database
     ApiKeyTables,
     KeyCheckTables,
     PropertyTables,
-    StablePageTables {}
+    StablePageTables,
+    SamlTables {}
 
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;

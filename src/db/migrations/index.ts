@@ -11,6 +11,7 @@ import { oslcTransactions } from './0009-oslc-transactions.js';
 import { resourceModel } from './0010-resource-model.js';
 import { adminMode } from './0011-adminmode.js';
 import { dbconfig } from './0012-dbconfig.js';
+import { samlReplay } from './0014-saml-replay.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -32,6 +33,7 @@ export const migrations: readonly Migration[] = [
   resourceModel,
   adminMode,
   dbconfig,
+  samlReplay,
 ];
 
 export const migrationProvider: MigrationProvider = {

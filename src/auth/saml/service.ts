@@ -1,0 +1,311 @@
+// The SAML 2.0 service provider, on @node-saml/node-saml (docs/federated-login.md, "SAML"). The library builds the
+// authentication request and the SP metadata, and verifies the response: XML signature (xml-crypto) of the response
+// or of the assertion against the configured certificates only, the issuer, the audience and the conditions' time
+// window. What it leaves to its caller is done here: the bearer subject confirmation (recipient, InResponseTo, time
+// window), the response's Destination, and replay, in the database so that every process sees every consumption.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DOMParser } from '@xmldom/xmldom';
+import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import type { SamlConfig } from '../../config.js';
+import { errors } from '../../errors.js';
+import { consumeAssertion, deleteExpired, findRequest, saveRequest, type SamlDb } from './repository.js';
+
+/** How long an authentication request may be answered: the time a person may spend at the identity provider. */
+export const REQUEST_VALIDITY_MS = 60 * 60 * 1000;
+/** Longest assertion id kept (the column's length); a longer one is refused rather than cut. */
+const MAX_ASSERTION_ID_LENGTH = 256;
+const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
+const CLEANUP_INTERVAL_MS = 60_000;
+
+/** Where to send the browser to start a sign-in, by the configured binding, and the id of the request sent. */
+export type LoginStart = { requestId: string } & (
+  | { binding: 'redirect'; location: string }
+  | { binding: 'post'; action: string; fields: Record<string, string> }
+);
+
+/** What a verified, unused assertion says: who signed in. */
+export interface SamlSignIn {
+  /** The user id as the assertion gives it (NameID or the configured attribute), trimmed. */
+  identity: string;
+  assertionId: string;
+  issuer: string | undefined;
+  /** For a user created at sign-in (docs/federated-login.md, "Users"): `displayName` and mail attributes. */
+  displayName: string | undefined;
+  email: string | undefined;
+}
+
+export interface SamlServiceOptions {
+  config: SamlConfig;
+  db: SamlDb;
+  now?: () => number;
+  /** Why a response was refused, in the library's words (the client gets a shorter reason). */
+  logRefusal?: (detail: string) => void;
+}
+
+/** The parts of the signed assertion read here, as the library parses it (xml2js, namespace prefixes removed). */
+interface ParsedAssertion {
+  Assertion?: {
+    $?: { ID?: string };
+    Subject?: Array<{
+      SubjectConfirmation?: Array<{
+        $?: { Method?: string };
+        SubjectConfirmationData?: Array<{
+          $?: { Recipient?: string; InResponseTo?: string; NotBefore?: string; NotOnOrAfter?: string };
+        }>;
+      }>;
+    }>;
+    Conditions?: Array<{ $?: { NotOnOrAfter?: string } }>;
+  };
+}
+
+type ConfirmationData = NonNullable<
+  NonNullable<
+    NonNullable<
+      NonNullable<NonNullable<ParsedAssertion['Assertion']>['Subject']>[number]['SubjectConfirmation']
+    >[number]['SubjectConfirmationData']
+  >[number]['$']
+>;
+
+export class SamlService {
+  private readonly saml: SAML;
+  /** The id the library gives the request being built, caught as it is saved (one store per startLogin call). */
+  private readonly issuing = new AsyncLocalStorage<{ requestId?: string }>();
+  private readonly now: () => number;
+  private readonly skewMs: number;
+  /** When this process last deleted expired rows on a sign-in start (see startLogin). */
+  private lastCleanup = 0;
+
+  /** Text of the sign-in page's button. */
+  readonly providerName: string;
+  /**
+   * Whether responses must come back to the browser that started the sign-in. The proof is a cookie the provider's
+   * cross-site POST carries only as `SameSite=None; Secure`, so only over https: an ACS on plain http is not bound.
+   */
+  readonly bindsBrowser: boolean;
+
+  constructor(private readonly options: SamlServiceOptions) {
+    const { config, db } = options;
+    this.providerName = config.providerName;
+    this.bindsBrowser = config.acsUrl.startsWith('https://');
+    this.now = options.now ?? Date.now;
+    this.skewMs = config.clockSkewSeconds * 1000;
+    const now = this.now;
+    // Requests are remembered in the database, not in the library's per-process memory: the response may come back
+    // to another process. They stay until they expire; the assertion, not the request, is what is used once.
+    const requests: CacheProvider = {
+      saveAsync: async (key, value) => {
+        const issuing = this.issuing.getStore();
+        if (issuing) issuing.requestId = key;
+        const issued = new Date(now());
+        await saveRequest(db, key, issued, new Date(issued.getTime() + REQUEST_VALIDITY_MS));
+        return { value, createdAt: issued.getTime() };
+      },
+      getAsync: async (key) => (await findRequest(db, key, new Date(now())))?.toISOString() ?? null,
+      removeAsync: async () => null,
+    };
+    this.saml = new SAML({
+      entryPoint: config.idpSsoUrl,
+      idpCert: config.idpCertificates,
+      ...(config.idpEntityId !== undefined && { idpIssuer: config.idpEntityId }),
+      issuer: config.spEntityId,
+      audience: config.spEntityId,
+      callbackUrl: config.acsUrl,
+      // Either the response or the assertion must carry a valid signature by one of the configured certificates;
+      // the library refuses a response with neither.
+      wantAssertionsSigned: false,
+      wantAuthnResponseSigned: false,
+      acceptedClockSkewMs: this.skewMs,
+      validateInResponseTo: ValidateInResponseTo.ifPresent,
+      requestIdExpirationPeriodMs: REQUEST_VALIDITY_MS,
+      cacheProvider: requests,
+      identifierFormat: null,
+      // The provider chooses how the person authenticates.
+      disableRequestedAuthnContext: true,
+      authnRequestBinding: config.requestBinding === 'post' ? 'HTTP-POST' : 'HTTP-Redirect',
+      // The HTTP-POST binding carries the request base64-encoded only; DEFLATE belongs to HTTP-Redirect.
+      skipRequestCompression: config.requestBinding === 'post',
+    });
+  }
+
+  /** The SP metadata document (entity id, ACS with the HTTP-POST binding), for the identity provider's setup. */
+  metadata(): string {
+    return this.saml.generateServiceProviderMetadata(null, null);
+  }
+
+  /** A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response. */
+  async startLogin(relayState: string): Promise<LoginStart> {
+    const { config, db } = this.options;
+    // Starts are public and may come in floods: expired requests are deleted at most once a minute per process here,
+    // and at every accepted response.
+    if (this.now() - this.lastCleanup > CLEANUP_INTERVAL_MS) {
+      this.lastCleanup = this.now();
+      await deleteExpired(db, new Date(this.lastCleanup));
+    }
+    const issuing: { requestId?: string } = {};
+    return this.issuing.run(issuing, async () => {
+      if (config.requestBinding === 'post') {
+        const message = await this.saml.getAuthorizeMessageAsync(relayState, undefined, {});
+        const fields: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message))
+          if (typeof value === 'string') fields[name] = value;
+        return { binding: 'post', action: config.idpSsoUrl, fields, requestId: issuing.requestId! };
+      }
+      const location = await this.saml.getAuthorizeUrlAsync(relayState, undefined, {});
+      return { binding: 'redirect', location, requestId: issuing.requestId! };
+    });
+  }
+
+  /**
+   * Verifies a response (the HTTP-POST binding's `SAMLResponse`) and consumes its assertion: the sign-in, or a
+   * MaximoError that says why it is refused. `startedHere`: the requests the browser that brings the response
+   * started, when it can tell (undefined: not checked).
+   */
+  async acceptResponse(samlResponse: string, startedHere?: readonly string[]): Promise<SamlSignIn> {
+    const { config, db } = this.options;
+    const destination = responseDestination(samlResponse);
+    if (destination !== undefined && destination !== config.acsUrl) {
+      throw this.refuse(`the response is addressed to ${destination}`, `Destination ${destination}`);
+    }
+    let profile: Profile | null;
+    try {
+      ({ profile } = await this.saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw this.refuse(reasonOf(detail), detail);
+    }
+    if (!profile) throw this.refuse('it holds no assertion', 'no profile');
+    // The library compares the issuer of logout messages only; the assertion's (signed) issuer is checked here.
+    if (config.idpEntityId !== undefined && profile.issuer !== config.idpEntityId) {
+      throw this.refuse('it comes from another identity provider', `Issuer ${profile.issuer ?? '(none)'}`);
+    }
+    const assertion = (profile.getAssertion?.() ?? {}) as ParsedAssertion;
+    const assertionId = assertion.Assertion?.$?.ID;
+    if (!assertionId || assertionId.length > MAX_ASSERTION_ID_LENGTH) {
+      throw this.refuse('its assertion has no usable ID', 'assertion ID missing or too long');
+    }
+    const confirmation = this.bearerConfirmation(assertion);
+    const requestId = confirmation.InResponseTo!;
+    // A valid response for one browser must not sign in another (login CSRF: a victim signed in as the attacker).
+    if (startedHere !== undefined && !startedHere.includes(requestId)) {
+      throw this.refuse(
+        'it answers a sign-in this browser did not start',
+        `InResponseTo ${requestId} not started here`,
+      );
+    }
+    const now = new Date(this.now());
+    if ((await findRequest(db, requestId, now)) === undefined) {
+      throw this.refuse('it answers no sign-in request of this service', `InResponseTo ${requestId}`);
+    }
+    const identity = this.identityOf(profile);
+    const expires = new Date(
+      Math.max(
+        Date.parse(confirmation.NotOnOrAfter!),
+        Date.parse(assertion.Assertion?.Conditions?.[0]?.$?.NotOnOrAfter ?? '') || 0,
+      ) + this.skewMs,
+    );
+    await deleteExpired(db, now);
+    const fresh = await consumeAssertion(db, {
+      assertionId,
+      userid: identity.slice(0, 30),
+      consumed: now,
+      expires,
+    });
+    if (!fresh) throw errors.samlAssertionReplayed(assertionId);
+    return {
+      identity,
+      assertionId,
+      issuer: profile.issuer,
+      displayName: firstText(profile.attributes, 'displayName'),
+      email: typeof profile.email === 'string' ? profile.email : firstText(profile.attributes, 'email'),
+    };
+  }
+
+  /**
+   * The bearer confirmation (SAML Web Browser SSO profile): addressed to this ACS, in its time window, answering a
+   * request. Only the signed assertion is read, so none of it can have been added after signing.
+   */
+  private bearerConfirmation(assertion: ParsedAssertion): ConfirmationData {
+    const { acsUrl } = this.options.config;
+    const now = this.now();
+    const candidates = (assertion.Assertion?.Subject?.[0]?.SubjectConfirmation ?? [])
+      .filter((confirmation) => confirmation.$?.Method === BEARER)
+      .map((confirmation) => confirmation.SubjectConfirmationData?.[0]?.$)
+      .filter((data): data is ConfirmationData => data !== undefined);
+    if (candidates.length === 0) throw this.refuse('its assertion has no bearer confirmation', 'no bearer');
+    const forUs = candidates.filter((data) => data.Recipient === acsUrl);
+    if (forUs.length === 0) {
+      const recipients = candidates.map((data) => data.Recipient ?? '(none)').join(', ');
+      throw this.refuse(`its assertion is meant for another recipient`, `Recipient ${recipients}`);
+    }
+    const inTime = forUs.filter((data) => {
+      const notOnOrAfter = Date.parse(data.NotOnOrAfter ?? '');
+      const notBefore = data.NotBefore === undefined ? -Infinity : Date.parse(data.NotBefore);
+      return now - this.skewMs < notOnOrAfter && notBefore <= now + this.skewMs;
+    });
+    if (inTime.length === 0)
+      throw this.refuse('its assertion has expired or is not valid yet', 'subject time');
+    const answering = inTime.find(
+      (data) => typeof data.InResponseTo === 'string' && data.InResponseTo !== '',
+    );
+    if (!answering) throw this.refuse('it answers no sign-in request of this service', 'no InResponseTo');
+    return answering;
+  }
+
+  /** The user id: the configured attribute's (first) value, else the NameID. */
+  private identityOf(profile: Profile): string {
+    const attribute = this.options.config.userAttribute;
+    const value =
+      attribute === undefined
+        ? typeof profile.nameID === 'string' && profile.nameID.trim() !== ''
+          ? profile.nameID.trim()
+          : undefined
+        : firstText(profile.attributes, attribute);
+    if (value === undefined) {
+      const source = attribute === undefined ? 'a NameID' : `the attribute ${attribute}`;
+      throw this.refuse(`its assertion has no value for ${source}`, `no ${source}`);
+    }
+    return value;
+  }
+
+  private refuse(reason: string, detail: string) {
+    this.options.logRefusal?.(detail);
+    return errors.samlResponseRefused(reason);
+  }
+}
+
+/** The first value of an attribute, when it is text. */
+function firstText(attributes: unknown, name: string): string | undefined {
+  const raw: unknown = (attributes as Record<string, unknown> | undefined)?.[name];
+  const value = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The library's messages, shortened to what the person or administrator needs (the log has them in full). */
+function reasonOf(detail: string): string {
+  if (/signature/i.test(detail)) return 'it is not signed by a certificate of the identity provider';
+  if (/audience/i.test(detail)) return 'its assertion is meant for another audience';
+  // The library's subject-confirmation search keeps only confirmations in their time window.
+  if (/expired|not yet valid|NotBefore|NotOnOrAfter|valid subject confirmation/i.test(detail))
+    return 'its assertion has expired or is not valid yet';
+  if (/issuer/i.test(detail)) return 'it comes from another identity provider';
+  if (/InResponseTo/i.test(detail)) return 'it answers no sign-in request of this service';
+  if (/status|error:/i.test(detail)) return `the identity provider reports a failure (${detail})`;
+  return 'it is not a valid SAML response';
+}
+
+/**
+ * The Response's `Destination`, read from the raw message before verification: it is compared only, never trusted,
+ * and a response that names another endpoint is refused whatever its signature.
+ */
+function responseDestination(samlResponse: string): string | undefined {
+  const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
+  let root: Element | null;
+  try {
+    root = new DOMParser({ errorHandler: () => undefined }).parseFromString(xml, 'text/xml').documentElement;
+  } catch {
+    // Not XML at all: the library refuses it with its own reason.
+    return undefined;
+  }
+  if (root?.localName !== 'Response' || !root.hasAttribute('Destination')) return undefined;
+  return root.getAttribute('Destination') ?? undefined;
+}

@@ -1,3 +1,4 @@
+import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
@@ -27,6 +28,9 @@ import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
+import { swaggerOptions } from './openapi/document.js';
+import { openApiRoutes } from './openapi/routes.js';
+import { PACKAGE_VERSION } from './system/release.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
 import { oslcRoutes } from './oslc/routes.js';
@@ -141,7 +145,16 @@ export async function buildApp(
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
-      if (method !== 'HEAD') routes.push({ method, url: route.url, access: route.config?.access });
+      // Read when asked: a module may declare the access of routes a package registers (src/openapi/routes.ts)
+      // in an onRoute hook of its own, which runs after this one.
+      if (method !== 'HEAD')
+        routes.push({
+          method,
+          url: route.url,
+          get access() {
+            return route.config?.access;
+          },
+        });
     }
   });
 
@@ -172,12 +185,21 @@ export async function buildApp(
     contextRoot: config.contextRoot,
   };
   const modules = { config, services: graph, login: { settings: authSettings, sessions, logins, cookies } };
+  // Before every module: it describes each route as it registers (docs/operations.md, "OpenAPI").
+  await app.register(fastifySwagger, {
+    ...swaggerOptions({
+      contextRoot: config.contextRoot,
+      apiRouteKeyOnly: config.apiKeys.apiRouteKeyOnly,
+      version: PACKAGE_VERSION,
+    }),
+  });
   await app.register(apiModules, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...modules });
   await app.register(apiModules, { prefix: `${config.contextRoot}/api`, root: 'api', ...modules });
   // The FORM login answers at the context root as deployed servers do, and under /oslc; its page at the root only.
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+  await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
 
   return { app, services };
 }

@@ -30,6 +30,8 @@ import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { swaggerOptions } from './openapi/document.js';
 import { openApiRoutes } from './openapi/routes.js';
+import { requestStatistics, type RequestStatistics } from './metrics/requests.js';
+import { metricsRoutes } from './metrics/routes.js';
 import { PACKAGE_VERSION } from './system/release.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
@@ -158,7 +160,10 @@ export async function buildApp(
     }
   });
 
-  registerErrorContract(app, config, sessions);
+  // Before any route registers: each route records its requests (src/metrics/requests.ts).
+  const requests = requestStatistics(graph.metrics);
+  requests.install(app);
+  registerErrorContract(app, config, sessions, requests);
   const cookies = cookiePolicy(config);
   const credentialStrategies =
     config.auth.mode === 'appserver'
@@ -200,6 +205,10 @@ export async function buildApp(
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
   await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
   await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
+  // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
+  if (config.metrics.port === undefined) {
+    await app.register(metricsRoutes, { contextRoot: config.contextRoot, metrics: graph.metrics });
+  }
 
   return { app, services };
 }
@@ -279,6 +288,7 @@ function registerErrorContract(
   app: FastifyInstance,
   config: AppConfig,
   sessions: ServiceGraph['sessions'],
+  requests: RequestStatistics,
 ): void {
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
@@ -323,6 +333,12 @@ function registerErrorContract(
   app.setNotFoundHandler((request, reply) => {
     const links = linksFor(request, config.contextRoot, apiRootOf(request, config.contextRoot), false);
     const error = errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
-    return sendJson(reply, 404, errorBody(error, { messagesBase: errorMessagesHref(links), lean: true }));
+    const sent = sendJson(
+      reply,
+      404,
+      errorBody(error, { messagesBase: errorMessagesHref(links), lean: true }),
+    );
+    requests.recordUnmatched(request, reply);
+    return sent;
   });
 }

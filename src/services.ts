@@ -13,6 +13,8 @@ import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
+import { observeServices } from './metrics/service-metrics.js';
+import { Metrics } from './metrics/service.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
 import { SystemService } from './system/service.js';
@@ -29,6 +31,8 @@ export interface ServiceGraph {
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
+  /** The process's metrics; a module registers its own here (src/metrics/service.ts). */
+  metrics: Metrics;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -94,7 +98,19 @@ export async function createServices(
   await apiKeys.start();
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
+  const metrics = new Metrics();
+  observeServices(metrics, {
+    storage,
+    liveSessions: () => sessions.liveSessions(),
+    caches: {
+      sessions: sessions.cacheStatistics,
+      apikeys: apiKeys.cacheStatistics,
+      profiles: auth.cacheStatistics,
+      plans: resources.planCacheStatistics,
+    },
+  });
   return {
+    metrics,
     metadata,
     auth,
     domains,

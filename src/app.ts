@@ -26,6 +26,7 @@ import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
+import { echoRequestId, LazyRequestLogger, requestIdOf } from './http/request-id.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { swaggerOptions } from './openapi/document.js';
@@ -104,9 +105,14 @@ export async function buildApp(
       },
     },
     // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
-    // failures, and those name it themselves (the error handler): no child logger is made per request.
+    // failures: its logger makes the child naming it only then (LazyRequestLogger).
     childLoggerFactory: (logger, bindings, options) =>
-      requestsLogged || options.level !== undefined ? logger.child(bindings, options) : logger,
+      requestsLogged || options.level !== undefined
+        ? logger.child(bindings, options)
+        : new LazyRequestLogger(logger, bindings, options),
+    // Request ids: the client's `x-request-id` when safe, else generated; echoed on every answer (docs/operations.md).
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     bodyLimit: config.bodyLimit,
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
@@ -163,6 +169,7 @@ export async function buildApp(
   // Before any route registers: each route records its requests (src/metrics/requests.ts).
   const requests = requestStatistics(graph.metrics);
   requests.install(app);
+  echoRequestId(app);
   registerErrorContract(app, config, sessions, requests);
   const cookies = cookiePolicy(config);
   const credentialStrategies =
@@ -293,17 +300,13 @@ function registerErrorContract(
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
     if (maximo.status >= 500) {
-      // The app's own logger (no per-request child, see childLoggerFactory) does not name the request by itself.
-      const named = request.log !== app.log;
-      request.log.error({ err: error, ...(!named && { reqId: request.id }) }, 'request failed');
+      // The request's logger names the request (reqId), whatever the level (childLoggerFactory).
+      request.log.error({ err: error }, 'request failed');
     } else if (!isMaximoError(error) && isDatabaseError(error)) {
       // Validation let a value reach the database: answered 400 all the same, logged as a gap to close. Only the
       // error's names, not its detail, which may quote the row (src/db/constraint-errors.ts).
       const { code, table, column, constraint } = error as unknown as Record<string, unknown>;
-      request.log.warn(
-        { database: { code, table, column, constraint }, reqId: request.id },
-        'input refused by the database',
-      );
+      request.log.warn({ database: { code, table, column, constraint } }, 'input refused by the database');
     }
     const query = (request.query ?? {}) as Record<string, string | undefined>;
     const links = linksFor(
@@ -319,10 +322,7 @@ function registerErrorContract(
     } catch (endFailure) {
       // The answer stays the one the request earned (a 503 while the database is away, typically). The session
       // was never sent to the client and ends by itself after the idle timeout.
-      request.log.warn(
-        { err: endFailure, reqId: request.id },
-        'could not end the session of a refused request',
-      );
+      request.log.warn({ err: endFailure }, 'could not end the session of a refused request');
     }
     return sendJson(
       reply,

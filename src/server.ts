@@ -66,11 +66,12 @@ async function main(): Promise<void> {
       host: config.metrics.host,
       contextRoot: config.contextRoot,
     });
-    app.log.info({ address: metricsListener.address() }, 'metrics listening');
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  printWelcome(config, storage, port, notes);
+  const metricsAddress = metricsListener?.address();
+  const metricsPort = typeof metricsAddress === 'object' && metricsAddress ? metricsAddress.port : undefined;
+  printWelcome(config, storage, port, notes, metricsPort);
 }
 
 interface FirstStartNotes {
@@ -94,7 +95,13 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
   return notes;
 }
 
-function printWelcome(config: AppConfig, storage: Storage, port: number, notes: FirstStartNotes): void {
+function printWelcome(
+  config: AppConfig,
+  storage: Storage,
+  port: number,
+  notes: FirstStartNotes,
+  metricsPort: number | undefined,
+): void {
   const base = `http://${config.host}:${port}${config.contextRoot}`;
   const storageText =
     storage.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
@@ -105,6 +112,11 @@ function printWelcome(config: AppConfig, storage: Storage, port: number, notes: 
       ? `  Administrator: MAXADMIN / ${notes.adminPassword}   (generated; shown only now, set EAS_ADMIN_PASSWORD to choose it)`
       : '  Administrator: MAXADMIN (password from EAS_ADMIN_PASSWORD, or the one printed at first start)',
   ];
+  if (metricsPort !== undefined) {
+    lines.push(
+      `  Metrics: http://${config.metrics.host}:${metricsPort}/metrics   (EAS_METRICS_PORT, no login)`,
+    );
+  }
   if (notes.demoLoaded) {
     lines.push(
       notes.demoPassword

@@ -26,7 +26,7 @@ import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { parseRequestQueryString, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
-import { echoRequestId, LazyRequestLogger, requestIdOf } from './http/request-id.js';
+import { echoRequestId, lazyRequestLoggers, requestIdOf } from './http/request-id.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { swaggerOptions } from './openapi/document.js';
@@ -83,6 +83,7 @@ export async function buildApp(
   logStream?: { write(line: string): void },
 ): Promise<BuiltApp> {
   const requestsLogged = logsRequests(config.logLevel);
+  const LazyRequestLogger = lazyRequestLoggers(config.logLevel);
   const app = Fastify({
     logger: {
       level: config.logLevel,

@@ -28,71 +28,80 @@ export function echoRequestId(app: FastifyInstance): void {
 }
 
 /** pino's level numbers. */
-const LEVELS: Readonly<Record<string, number>> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Infinity,
-};
+const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
+type Level = keyof typeof LEVELS;
+const LEVEL_NAMES = Object.keys(LEVELS) as Level[];
+
+type LazyLogger = FastifyBaseLogger & { readonly made: FastifyBaseLogger | undefined };
+export type LazyRequestLoggers = new (
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions | undefined,
+) => LazyLogger;
+
+const ignore = (): void => undefined;
 
 /**
- * The logger of a request when requests are not logged (a level above `info`): it names the request like a child
- * logger, but makes that child only when the request logs something at an enabled level, which most never do. A
- * pino child per request costs more than the rest of a cached request's logging path (src/app.ts).
+ * The loggers of requests when requests are not logged (a level above `info`): each names its request like a
+ * child logger, but makes that child only when the request logs at an enabled level, which most never do (a pino
+ * child per request costs more than the rest of a cached request's logging path, see src/app.ts). Methods of
+ * disabled levels are a shared no-op, as on pino's own loggers: Fastify calls `info` twice on every request.
  */
-export class LazyRequestLogger implements FastifyBaseLogger {
-  private made: FastifyBaseLogger | undefined;
+export function lazyRequestLoggers(level: string): LazyRequestLoggers {
+  class LazyRequestLogger implements FastifyBaseLogger {
+    made: FastifyBaseLogger | undefined;
 
-  constructor(
-    private readonly parent: FastifyBaseLogger,
-    private readonly bindings: Bindings,
-    private readonly options: ChildLoggerOptions | undefined,
-  ) {}
+    constructor(
+      private readonly parent: FastifyBaseLogger,
+      private readonly bindings: Bindings,
+      private readonly options: ChildLoggerOptions | undefined,
+    ) {}
 
-  get level(): string {
-    return this.made?.level ?? this.options?.level ?? this.parent.level;
-  }
+    get level(): string {
+      return this.made?.level ?? this.parent.level;
+    }
 
-  set level(level: string) {
-    this.logger().level = level;
-  }
+    set level(changed: string) {
+      this.logger().level = changed;
+    }
 
-  private logger(): FastifyBaseLogger {
-    this.made ??= this.parent.child(this.bindings, this.options);
-    return this.made;
-  }
+    logger(): FastifyBaseLogger {
+      this.made ??= this.parent.child(this.bindings, this.options);
+      return this.made;
+    }
 
-  private at(level: string, args: unknown[]): void {
-    if ((LEVELS[level] ?? 0) < (LEVELS[this.level] ?? 0)) return;
-    const logger = this.logger() as unknown as Record<string, (...values: unknown[]) => void>;
-    logger[level]!(...args);
-  }
+    fatal(...args: unknown[]): void {
+      this.write('fatal', args);
+    }
+    error(...args: unknown[]): void {
+      this.write('error', args);
+    }
+    warn(...args: unknown[]): void {
+      this.write('warn', args);
+    }
+    info(...args: unknown[]): void {
+      this.write('info', args);
+    }
+    debug(...args: unknown[]): void {
+      this.write('debug', args);
+    }
+    trace(...args: unknown[]): void {
+      this.write('trace', args);
+    }
+    silent(): void {}
 
-  // Methods on the prototype, not arrow fields: a request's logger is one small object.
-  fatal(...args: unknown[]): void {
-    this.at('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.at('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.at('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.at('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.at('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.at('trace', args);
-  }
-  silent(): void {}
+    private write(at: Level, args: unknown[]): void {
+      const logger = this.logger();
+      Reflect.apply(logger[at], logger, args);
+    }
 
-  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.logger().child(bindings, options);
+    child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+      return this.logger().child(bindings, options);
+    }
   }
+  const threshold = level === 'silent' ? Infinity : (LEVELS[level as Level] ?? 0);
+  for (const name of LEVEL_NAMES) {
+    if (LEVELS[name] < threshold) Object.defineProperty(LazyRequestLogger.prototype, name, { value: ignore });
+  }
+  return LazyRequestLogger;
 }

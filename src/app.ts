@@ -1,3 +1,4 @@
+import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { adminModeRoutes } from './adminmode/routes.js';
 import { dbconfigRoutes } from './dbconfig/routes.js';
@@ -32,8 +33,14 @@ import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
+import { echoRequestId, lazyRequestLoggers, requestIdOf } from './http/request-id.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
+import { swaggerOptions } from './openapi/document.js';
+import { openApiRoutes } from './openapi/routes.js';
+import { requestStatistics, type RequestStatistics } from './metrics/requests.js';
+import { metricsRoutes } from './metrics/routes.js';
+import { PACKAGE_VERSION } from './system/release.js';
 import { lookupRoutes } from './lookups/routes.js';
 import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
 import { oslcRoutes } from './oslc/routes.js';
@@ -83,6 +90,7 @@ export async function buildApp(
   logStream?: { write(line: string): void },
 ): Promise<BuiltApp> {
   const requestsLogged = logsRequests(config.logLevel);
+  const LazyRequestLogger = lazyRequestLoggers(config.logLevel);
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -105,9 +113,14 @@ export async function buildApp(
       },
     },
     // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
-    // failures, and those name it themselves (the error handler): no child logger is made per request.
+    // failures: its logger makes the child naming it only then (LazyRequestLogger).
     childLoggerFactory: (logger, bindings, options) =>
-      requestsLogged || options.level !== undefined ? logger.child(bindings, options) : logger,
+      requestsLogged || options.level !== undefined
+        ? logger.child(bindings, options)
+        : new LazyRequestLogger(logger, bindings, options),
+    // Request ids: the client's `x-request-id` when safe, else generated; echoed on every answer (docs/operations.md).
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     bodyLimit: config.bodyLimit,
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
@@ -148,11 +161,24 @@ export async function buildApp(
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
-      if (method !== 'HEAD') routes.push({ method, url: route.url, access: route.config?.access });
+      // Read when asked: a module may declare the access of routes a package registers (src/openapi/routes.ts)
+      // in an onRoute hook of its own, which runs after this one.
+      if (method !== 'HEAD')
+        routes.push({
+          method,
+          url: route.url,
+          get access() {
+            return route.config?.access;
+          },
+        });
     }
   });
 
-  registerErrorContract(app, config, sessions);
+  // Before any route registers: each route records its requests (src/metrics/requests.ts).
+  const requests = requestStatistics(graph.metrics);
+  requests.install(app);
+  echoRequestId(app);
+  registerErrorContract(app, config, sessions, requests);
   const cookies = cookiePolicy(config);
   const credentialStrategies =
     config.auth.mode === 'appserver'
@@ -180,6 +206,14 @@ export async function buildApp(
     contextRoot: config.contextRoot,
   };
   const modules = { config, services: graph, login: { settings: authSettings, sessions, logins, cookies } };
+  // Before every module: it describes each route as it registers (docs/operations.md, "OpenAPI").
+  await app.register(fastifySwagger, {
+    ...swaggerOptions({
+      contextRoot: config.contextRoot,
+      apiRouteKeyOnly: config.apiKeys.apiRouteKeyOnly,
+      version: PACKAGE_VERSION,
+    }),
+  });
   await app.register(apiModules, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...modules });
   await app.register(apiModules, { prefix: `${config.contextRoot}/api`, root: 'api', ...modules });
   // The FORM login answers at the context root as deployed servers do, and under /oslc; its page at the root only.
@@ -224,6 +258,11 @@ export async function buildApp(
       auth,
       apiKeys,
     });
+  }
+  await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
+  // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
+  if (config.metrics.port === undefined) {
+    await app.register(metricsRoutes, { contextRoot: config.contextRoot, metrics: graph.metrics });
   }
 
   return { app, services };
@@ -306,21 +345,18 @@ function registerErrorContract(
   app: FastifyInstance,
   config: AppConfig,
   sessions: ServiceGraph['sessions'],
+  requests: RequestStatistics,
 ): void {
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
     if (maximo.status >= 500) {
-      // The app's own logger (no per-request child, see childLoggerFactory) does not name the request by itself.
-      const named = request.log !== app.log;
-      request.log.error({ err: error, ...(!named && { reqId: request.id }) }, 'request failed');
+      // The request's logger names the request (reqId), whatever the level (childLoggerFactory).
+      request.log.error({ err: error }, 'request failed');
     } else if (!isMaximoError(error) && isDatabaseError(error)) {
       // Validation let a value reach the database: answered 400 all the same, logged as a gap to close. Only the
       // error's names, not its detail, which may quote the row (src/db/constraint-errors.ts).
       const { code, table, column, constraint } = error as unknown as Record<string, unknown>;
-      request.log.warn(
-        { database: { code, table, column, constraint }, reqId: request.id },
-        'input refused by the database',
-      );
+      request.log.warn({ database: { code, table, column, constraint } }, 'input refused by the database');
     }
     const query = (request.query ?? {}) as Record<string, string | undefined>;
     const links = linksFor(
@@ -336,10 +372,7 @@ function registerErrorContract(
     } catch (endFailure) {
       // The answer stays the one the request earned (a 503 while the database is away, typically). The session
       // was never sent to the client and ends by itself after the idle timeout.
-      request.log.warn(
-        { err: endFailure, reqId: request.id },
-        'could not end the session of a refused request',
-      );
+      request.log.warn({ err: endFailure }, 'could not end the session of a refused request');
     }
     return sendJson(
       reply,
@@ -350,6 +383,12 @@ function registerErrorContract(
   app.setNotFoundHandler((request, reply) => {
     const links = linksFor(request, config.contextRoot, apiRootOf(request, config.contextRoot), false);
     const error = errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
-    return sendJson(reply, 404, errorBody(error, { messagesBase: errorMessagesHref(links), lean: true }));
+    const sent = sendJson(
+      reply,
+      404,
+      errorBody(error, { messagesBase: errorMessagesHref(links), lean: true }),
+    );
+    requests.recordUnmatched(request, reply);
+    return sent;
   });
 }

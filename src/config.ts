@@ -86,6 +86,9 @@ const EnvSchema = Type.Object({
     (['redirect', 'post'] as const).map((binding) => Type.Literal(binding)),
     { default: 'redirect' },
   ),
+  /** A port of its own for the metrics, without login; unset: `<context root>/metrics`, administrators only. */
+  EAS_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  EAS_METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -116,6 +119,14 @@ export interface AppConfig {
   oidc: OidcConfig | undefined;
   apiKeys: ApiKeyConfig;
   limits: LimitsConfig;
+  metrics: MetricsConfig;
+}
+
+/** Where the metrics are served (docs/operations.md, "Metrics"). */
+export interface MetricsConfig {
+  /** A port of their own, without login; undefined: `<context root>/metrics` on the API's port, administrators only. */
+  port: number | undefined;
+  host: string;
 }
 
 /** Limits of the HTTP listener and of shutdown (docs/operations.md); durations in milliseconds. */
@@ -315,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxHeaderBytes: parsed.EAS_MAX_HEADER_BYTES,
       shutdownTimeoutMs: Math.round(parsed.EAS_SHUTDOWN_TIMEOUT_SECONDS * 1000),
     },
+    metrics: { port: parsed.EAS_METRICS_PORT, host: parsed.EAS_METRICS_HOST },
   };
 }
 

@@ -1,4 +1,6 @@
+import type { Server } from 'node:http';
 import { buildApp } from './app.js';
+import { startMetricsListener } from './metrics/routes.js';
 import { ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
@@ -27,11 +29,12 @@ async function main(): Promise<void> {
   );
   await migrateToLatest(storage);
   const notes = await firstStart(config, storage);
-  const { app } = await buildApp(config, storage);
+  const { app, services } = await buildApp(config, storage);
   reportFault = (description) => app.log.warn(`database connection: ${description}`);
 
   // Graceful shutdown (docs/operations.md): stop accepting, let requests in flight finish within the shutdown
   // timeout, then close what remains, the pool and the data directory, and exit 0.
+  let metricsListener: Server | undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -43,6 +46,7 @@ async function main(): Promise<void> {
       app.server.closeAllConnections();
     }, shutdownTimeoutMs);
     try {
+      metricsListener?.close();
       await app.close();
     } catch (error) {
       app.log.error({ err: error }, 'closing the listener failed');
@@ -56,9 +60,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  if (config.metrics.port !== undefined) {
+    metricsListener = await startMetricsListener(services.metrics, {
+      port: config.metrics.port,
+      host: config.metrics.host,
+      contextRoot: config.contextRoot,
+    });
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  printWelcome(config, storage, port, notes);
+  const metricsAddress = metricsListener?.address();
+  const metricsPort = typeof metricsAddress === 'object' && metricsAddress ? metricsAddress.port : undefined;
+  printWelcome(config, storage, port, notes, metricsPort);
 }
 
 interface FirstStartNotes {
@@ -82,7 +95,13 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
   return notes;
 }
 
-function printWelcome(config: AppConfig, storage: Storage, port: number, notes: FirstStartNotes): void {
+function printWelcome(
+  config: AppConfig,
+  storage: Storage,
+  port: number,
+  notes: FirstStartNotes,
+  metricsPort: number | undefined,
+): void {
   const base = `http://${config.host}:${port}${config.contextRoot}`;
   const storageText =
     storage.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
@@ -93,6 +112,11 @@ function printWelcome(config: AppConfig, storage: Storage, port: number, notes: 
       ? `  Administrator: MAXADMIN / ${notes.adminPassword}   (generated; shown only now, set EAS_ADMIN_PASSWORD to choose it)`
       : '  Administrator: MAXADMIN (password from EAS_ADMIN_PASSWORD, or the one printed at first start)',
   ];
+  if (metricsPort !== undefined) {
+    lines.push(
+      `  Metrics: http://${config.metrics.host}:${metricsPort}/metrics   (EAS_METRICS_PORT, no login)`,
+    );
+  }
   if (notes.demoLoaded) {
     lines.push(
       notes.demoPassword

@@ -15,6 +15,8 @@ import { DbConfigService } from './dbconfig/service.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
+import { observeServices } from './metrics/service-metrics.js';
+import { Metrics } from './metrics/service.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
 import { SystemService } from './system/service.js';
@@ -40,6 +42,8 @@ export interface ServiceGraph {
   dbconfig: DbConfigService;
   /** The SAML service provider, in `saml` mode only. */
   saml: SamlService | undefined;
+  /** The process's metrics; a module registers its own here (src/metrics/service.ts). */
+  metrics: Metrics;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -122,7 +126,19 @@ export async function createServices(
   await apiKeys.start();
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
+  const metrics = new Metrics();
+  observeServices(metrics, {
+    storage,
+    liveSessions: () => sessions.liveSessions(),
+    caches: {
+      sessions: sessions.cacheStatistics,
+      apikeys: apiKeys.cacheStatistics,
+      profiles: auth.cacheStatistics,
+      plans: resources.planCacheStatistics,
+    },
+  });
   return {
+    metrics,
     metadata,
     auth,
     domains,

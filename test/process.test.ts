@@ -166,9 +166,20 @@ async function restartKeepsRecords(settings: Record<string, string>): Promise<vo
     assert.equal(stopped.code, 0, `SIGTERM ends the process cleanly\n${stopped.stderr}`);
   }
 
-  const second = new ServerProcess(settings);
+  // The second start also serves the metrics on a port of their own (EAS_METRICS_PORT, docs/operations.md).
+  const second = new ServerProcess({ ...settings, EAS_METRICS_PORT: '0' });
   const secondBase = await second.listening();
   try {
+    const metrics = /Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(second.stdout)?.[1];
+    assert.ok(metrics, second.stdout);
+    const scraped = await fetch(metrics);
+    assert.equal(scraped.status, 200);
+    assert.match(await scraped.text(), /^# TYPE eas_http_requests_total counter$/m);
+    assert.equal(
+      (await fetch(`${secondBase}/metrics`, { headers: admin })).status,
+      404,
+      'not on the API port',
+    );
     const path = new URL(location).pathname;
     const read = await fetch(`${secondBase.replace(/\/maximo$/, '')}${path}?lean=1`, { headers: admin });
     assert.equal(read.status, 200);

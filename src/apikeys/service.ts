@@ -1,3 +1,4 @@
+import { CacheStatistics } from '../util/cache-statistics.js';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
@@ -87,6 +88,8 @@ export class ApiKeyService {
   private readonly db: Kysely<Database>;
   private vault: KeyVault | undefined;
   private readonly cache = new Map<string, CachedKey>();
+  /** Keys verified from memory (hits) and from the database (misses). */
+  readonly cacheStatistics = new CacheStatistics();
   /** Bumped on every invalidation: a lookup that started before one must not put its result in the cache. */
   private generation = 0;
 
@@ -123,6 +126,8 @@ export class ApiKeyService {
   verify(apikey: string, sentInUrl: boolean): MaybePromise<string> {
     const digest = this.keys().digest(apikey);
     const cached = this.cache.get(digest);
+    if (cached) this.cacheStatistics.hits += 1;
+    else this.cacheStatistics.misses += 1;
     return cached
       ? this.admit(digest, cached, sentInUrl)
       : this.load(digest).then((entry) => this.admit(digest, entry, sentInUrl));

@@ -7,6 +7,7 @@ import { ADMIN_GROUP } from './bootstrap.js';
 import { UNUSABLE_HASH, verifyPassword } from './password.js';
 import { findCredentials, loadProfileRows, mayLogIn } from './repository.js';
 import type { ObjectStructureRights, UserProfile } from './types.js';
+import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
 
 /** SHA-256 (base64) by the one-shot `crypto.hash` where Node has it (20.12+): half the cost of a Hash object. */
@@ -37,6 +38,8 @@ const MAX_CACHED_CREDENTIALS = 10_000;
 export class AuthService {
   private readonly verified = new Map<string, { userid: string; expires: number }>();
   /** A profile being loaded, then the loaded profile itself (null: no such user), so that a hit makes no promise. */
+  /** Profiles served from memory (hits) and loaded from the database (misses). */
+  readonly cacheStatistics = new CacheStatistics();
   private readonly profiles = new Map<string, Promise<UserProfile | undefined> | UserProfile | null>();
 
   constructor(
@@ -71,7 +74,11 @@ export class AuthService {
 
   profile(userid: string): MaybePromise<UserProfile | undefined> {
     const known = this.profiles.get(userid);
-    if (known !== undefined) return known ?? undefined;
+    if (known !== undefined) {
+      this.cacheStatistics.hits += 1;
+      return known ?? undefined;
+    }
+    this.cacheStatistics.misses += 1;
     const loading = this.loadProfile(userid);
     this.profiles.set(userid, loading);
     // Unless a change dropped the load meanwhile: then the next request loads the profile again.

@@ -139,6 +139,17 @@ export async function purgeSessions(db: Kysely<Database>, now: Date, idleBefore:
     .execute();
 }
 
+/** Sessions neither past their absolute end nor idle since before `idleBefore`, of every process. */
+export async function countLiveSessions(db: Kysely<Database>, now: Date, idleBefore: Date): Promise<number> {
+  const row = await db
+    .selectFrom('maxsession')
+    .select((eb) => eb.fn.countAll<number>().as('live'))
+    .where('expires', '>', now)
+    .where('lastactive', '>=', idleBefore)
+    .executeTakeFirstOrThrow();
+  return Number(row.live);
+}
+
 export async function insertLoginTrackingRows(
   db: Kysely<Database>,
   rows: ReadonlyArray<Insertable<LoginTrackingTable>>,

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import { BoundedCache } from '../util/bounded-cache.js';
+import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
 import { Echoes } from './echoes.js';
 import {
@@ -11,6 +12,7 @@ import {
   insertSession,
   purgeSessions,
   touchSession,
+  countLiveSessions,
   type SessionRow,
 } from './session-repository.js';
 import type { Kysely } from 'kysely';
@@ -135,6 +137,8 @@ export class SessionService {
   private digest(value: string): string {
     return this.recentDigests.getOrCompute(value, () => sha256(value));
   }
+  /** Cookies resolved from memory (hits) and from the database (misses). */
+  readonly cacheStatistics = new CacheStatistics();
 
   constructor(private readonly options: SessionServiceOptions) {
     this.idleMs = options.idleMinutes * MINUTE;
@@ -221,10 +225,14 @@ export class SessionService {
     if (value.length === 0 || value.length > MAX_COOKIE_LENGTH) return undefined;
     const hash = this.digest(value);
     const entry = (kind === 'session' ? this.byId : this.byToken).get(hash);
-    if (entry) return this.resolveEntry(entry);
+    if (entry) {
+      this.cacheStatistics.hits += 1;
+      return this.resolveEntry(entry);
+    }
     // Cookie values that named no session lately are refused without a query (see `markUnknown`).
     const unknownUntil = this.unknown.get(hash);
     if (unknownUntil !== undefined && unknownUntil > this.now()) return undefined;
+    this.cacheStatistics.misses += 1;
     return this.load(kind, hash).then((loaded) => loaded && this.alive(loaded));
   }
 
@@ -236,6 +244,12 @@ export class SessionService {
       return entry;
     }
     return this.alive(entry);
+  }
+
+  /** Live sessions of every process, as the database knows them (activity not yet written back allowed for). */
+  liveSessions(): Promise<number> {
+    const now = this.now();
+    return countLiveSessions(this.options.db, new Date(now), new Date(now - this.idleMs - this.writeBackMs));
   }
 
   /** Ends a session on every process: the delete and the notification commit together. */

@@ -16,7 +16,19 @@ export interface Storage {
   kind: DatabaseKind;
   db: Kysely<Database>;
   bus: ChangeBus;
+  /** Connections of the PostgreSQL pool (the metrics read it); PGlite has one connection and no pool. */
+  poolUsage?: () => PoolUsage;
   close(): Promise<void>;
+}
+
+export interface PoolUsage {
+  /** Most connections the pool opens. */
+  max: number;
+  /** Open connections, idle or checked out. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }
 
 export type StorageOptions =
@@ -132,6 +144,12 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     kind: 'postgres',
     db,
     bus,
+    poolUsage: () => ({
+      max: pool.options.max,
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     async close() {
       await bus.close();
       await db.destroy();

@@ -6,6 +6,7 @@ import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
 import { errors, MaximoError } from '../errors.js';
 import type { MetadataRegistry, ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
+import type { CacheStatistics } from '../util/cache-statistics.js';
 import { resolveChildPath, type ChildStep, type ChildTarget } from './child-path.js';
 import {
   CompiledPages,
@@ -127,6 +128,10 @@ export class ResourceService {
   private readonly readTransforms = new Map<string, Map<string, ReadTransform>>();
   private readonly db: Kysely<DynamicDatabase>;
   private readonly plans = new BoundedCache<string, QueryPlan>(PLANS_KEPT);
+  /** Hits and misses of the query plan cache (the metrics read them). */
+  get planCacheStatistics(): CacheStatistics {
+    return this.plans.statistics;
+  }
   private plansVersion: number;
   private readonly compiledPages: CompiledPages;
   private limits: Promise<ColumnLimits> | undefined;

@@ -1,3 +1,5 @@
+import { CacheStatistics } from './cache-statistics.js';
+
 /**
  * A map that keeps at most `capacity` entries, forgetting the oldest first. For memoizing pure work keyed by client
  * input (query texts, cookie values), where an unbounded map would let a client grow the process without limit.
@@ -6,6 +8,8 @@
  */
 export class BoundedCache<K, V> {
   private readonly entries = new Map<K, V>();
+  /** Hits and misses of `getOrCompute` (the metrics read them). */
+  readonly statistics = new CacheStatistics();
 
   constructor(private readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
@@ -32,7 +36,11 @@ export class BoundedCache<K, V> {
   /** The cached value, or the computed one, remembered; a computation that throws remembers nothing. */
   getOrCompute(key: K, compute: () => V): V {
     const cached = this.entries.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) {
+      this.statistics.hits += 1;
+      return cached;
+    }
+    this.statistics.misses += 1;
     const value = compute();
     this.set(key, value);
     return value;

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
+
+/**
+ * Request ids (docs/operations.md, "Request ids"): the one a client or a proxy sends in `x-request-id` when it is
+ * safe to write into logs and headers, else a new one; every log line of the request names it (`reqId`), and the
+ * answer carries it back in `X-Request-Id`.
+ */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** Letters, digits and `._:+/=-`, at most 128: UUIDs, trace ids, base64 ids; nothing that could forge a log line. */
+const SAFE_REQUEST_ID = /^[\w.:+/=-]{1,128}$/;
+
+/** Fastify's `genReqId`: the client's id when safe, else a random UUID (unique across processes). */
+export function requestIdOf(request: IncomingMessage): string {
+  const sent = request.headers[REQUEST_ID_HEADER];
+  return typeof sent === 'string' && SAFE_REQUEST_ID.test(sent) ? sent : randomUUID();
+}
+
+/** Echoes the id on every answer, refusals by the access hook included (registered before it). */
+export function echoRequestId(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
+}
+
+/** pino's level numbers. */
+const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
+type Level = keyof typeof LEVELS;
+const LEVEL_NAMES = Object.keys(LEVELS) as Level[];
+
+type LazyLogger = FastifyBaseLogger & { readonly made: FastifyBaseLogger | undefined };
+export type LazyRequestLoggers = new (
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions | undefined,
+) => LazyLogger;
+
+const ignore = (): void => undefined;
+
+/**
+ * The loggers of requests when requests are not logged (a level above `info`): each names its request like a
+ * child logger, but makes that child only when the request logs at an enabled level, which most never do (a pino
+ * child per request costs more than the rest of a cached request's logging path, see src/app.ts). Methods of
+ * disabled levels are a shared no-op, as on pino's own loggers: Fastify calls `info` twice on every request.
+ */
+export function lazyRequestLoggers(level: string): LazyRequestLoggers {
+  class LazyRequestLogger implements FastifyBaseLogger {
+    made: FastifyBaseLogger | undefined;
+
+    constructor(
+      private readonly parent: FastifyBaseLogger,
+      private readonly bindings: Bindings,
+      private readonly options: ChildLoggerOptions | undefined,
+    ) {}
+
+    get level(): string {
+      return this.made?.level ?? this.parent.level;
+    }
+
+    set level(changed: string) {
+      this.logger().level = changed;
+    }
+
+    logger(): FastifyBaseLogger {
+      this.made ??= this.parent.child(this.bindings, this.options);
+      return this.made;
+    }
+
+    fatal(...args: unknown[]): void {
+      this.write('fatal', args);
+    }
+    error(...args: unknown[]): void {
+      this.write('error', args);
+    }
+    warn(...args: unknown[]): void {
+      this.write('warn', args);
+    }
+    info(...args: unknown[]): void {
+      this.write('info', args);
+    }
+    debug(...args: unknown[]): void {
+      this.write('debug', args);
+    }
+    trace(...args: unknown[]): void {
+      this.write('trace', args);
+    }
+    silent(): void {}
+
+    private write(at: Level, args: unknown[]): void {
+      const logger = this.logger();
+      Reflect.apply(logger[at], logger, args);
+    }
+
+    child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+      return this.logger().child(bindings, options);
+    }
+  }
+  const threshold = level === 'silent' ? Infinity : (LEVELS[level as Level] ?? 0);
+  for (const name of LEVEL_NAMES) {
+    if (LEVELS[name] < threshold) Object.defineProperty(LazyRequestLogger.prototype, name, { value: ignore });
+  }
+  return LazyRequestLogger;
+}

@@ -1026,6 +1026,17 @@ function buildSpecs(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
   ]);
 }
 
+/** Whether the demo organization is there: a restart with EAS_DEMO=1 then skips hashing the demo password. */
+export async function isDemoDataLoaded(db: Kysely<Database>): Promise<boolean> {
+  const dynamic = db as unknown as Kysely<DynamicDatabase>;
+  const row = await dynamic
+    .selectFrom('organization')
+    .select('orgid')
+    .where('orgid', '=', ORGID)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Loads the EAGLENA demonstration organization: two sites, a location hierarchy, assets, items, work orders, two
  * users and their security groups. Runs once: if EAGLENA exists nothing is written and the counts are zero.

@@ -12,6 +12,7 @@ import { BENCH_DATABASE_URL } from './lib/settings.js';
 import type { LoadSettings, Measurement, Pair, Section } from './lib/types.js';
 import { plannedSections, sections } from './sections/index.js';
 import { formatSoak, soak } from './soak.js';
+import { formatStartup, startup, type StartupRow } from './startup.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const rootDir = join(benchDir, '..');
@@ -25,7 +26,7 @@ const DEFAULT_CONNECTIONS = [4, 32];
 
 const USAGE = `usage: npm run bench -- [section ...] [options]
 
-sections (default: all): ${sections.map((section) => section.name).join(', ')}
+sections (default: all): startup, ${sections.map((section) => section.name).join(', ')}
 soak:                    npm run bench -- soak [--duration <s> (default 600)] [--connections <n>]
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
 
@@ -34,6 +35,9 @@ options:
   --warmup <s>        discarded warm-up seconds per scenario (default 2)
   --connections <n,m> concurrent connections; every pair runs at each (default ${DEFAULT_CONNECTIONS.join(',')})
   --rounds <n>        slices the measured time is cut into, alternating baseline and service (default 10)
+  --starts <n>        startup: starts per timing, the median is reported (default 5)
+  --idle <s>          startup: idle seconds before the idle RSS (default 10)
+  --load <s>          startup: seconds of mixed load before the loaded RSS (default 30)
   --reload            rebuild the fixtures even if an earlier run left them in place
   --profile           CPU-profile each server child over the measured window and print where the time goes
   --list              list the sections and exit
@@ -285,6 +289,9 @@ async function main(): Promise<number> {
       warmup: { type: 'string' },
       connections: { type: 'string' },
       rounds: { type: 'string' },
+      starts: { type: 'string' },
+      idle: { type: 'string' },
+      load: { type: 'string' },
       reload: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       list: { type: 'boolean', default: false },
@@ -296,6 +303,9 @@ async function main(): Promise<number> {
     return 0;
   }
   if (values.list) {
+    process.stdout.write(
+      `${'startup'.padEnd(12)} issue 18: start to first answer and resident memory of npm start\n`,
+    );
     for (const section of sections)
       process.stdout.write(`${section.name.padEnd(12)} issue ${section.issue}: ${section.summary}\n`);
     for (const section of plannedSections)
@@ -321,7 +331,10 @@ async function main(): Promise<number> {
     rounds: Math.round(positiveNumber('rounds', values.rounds, 10)),
   };
   const connectionLevels = connectionList(values.connections);
-  const selected = selectSections(positionals);
+  const withStartup =
+    positionals.length === 0 || positionals.some((name) => name.toLowerCase() === 'startup');
+  const named = positionals.filter((name) => name.toLowerCase() !== 'startup');
+  const selected = positionals.length > 0 && named.length === 0 ? [] : selectSections(named);
   if (values.profile) await mkdir(join(resultsDir, 'profiles'), { recursive: true });
 
   const startedAt = new Date();
@@ -329,7 +342,24 @@ async function main(): Promise<number> {
     `${selected.map((section) => section.name).join(', ')}: ${connectionLevels.join(' and ')} connections, ` +
       `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario in ${settings.rounds} rounds`,
   );
-  await compileServers(log);
+  let startupRows: StartupRow[] = [];
+  let startupError: string | undefined;
+  if (withStartup) {
+    try {
+      startupRows = await startup({
+        databaseUrl: BENCH_DATABASE_URL,
+        starts: Math.round(positiveNumber('starts', values.starts, 5)),
+        idleSeconds: positiveNumber('idle', values.idle, 10, true),
+        loadSeconds: positiveNumber('load', values.load, 30),
+        connections: connectionLevels[0]!,
+        log,
+      });
+    } catch (error) {
+      startupError = error instanceof Error ? error.message : String(error);
+      log(`startup: ERROR: ${startupError}`);
+    }
+  }
+  if (selected.length > 0) await compileServers(log);
   const results: PairResult[] = [];
   for (const section of selected) {
     let pairs: Pair[];
@@ -354,7 +384,11 @@ async function main(): Promise<number> {
         results.push(await runPair(section, pair, { ...settings, connections }, values.profile));
   }
 
-  process.stdout.write(`\n${formatTable(results)}\n`);
+  if (withStartup) {
+    process.stdout.write(`\n${formatStartup(startupRows)}\n`);
+    if (startupError !== undefined) process.stdout.write(`\nstartup: ${startupError}\n`);
+  }
+  if (selected.length > 0) process.stdout.write(`\n${formatTable(results)}\n`);
   const report = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -366,13 +400,17 @@ async function main(): Promise<number> {
       node: process.version,
       platform: `${process.platform} ${release()}`,
     },
+    ...(withStartup && { startup: { rows: startupRows, ...(startupError && { error: startupError }) } }),
     results,
   };
   await mkdir(resultsDir, { recursive: true });
   const file = join(resultsDir, 'latest.json');
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`results written to ${relative(rootDir, file)}`);
-  return results.every((result) => result.verdict === 'PASS' || result.verdict === 'INFO') ? 0 : 1;
+  const startupPassed = startupError === undefined && startupRows.every((row) => row.verdict !== 'FAIL');
+  return startupPassed && results.every((result) => result.verdict === 'PASS' || result.verdict === 'INFO')
+    ? 0
+    : 1;
 }
 
 let interrupted = false;

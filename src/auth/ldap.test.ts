@@ -159,6 +159,37 @@ if (installed) {
       assert.match(String(refused.headers.location), /loginerror\.jsp$/);
     });
 
+    test('admin mode: directory logins (BASIC, FORM) only for users with the admin-mode login right', async () => {
+      await t.services.adminMode.turnOn('MAXADMIN', { logoutmin: 0, numsessions: 5 });
+      try {
+        for (const refused of [
+          await t.app.inject({
+            method: 'POST',
+            url: '/maximo/oslc/login',
+            headers: basic('wilson', LDAP_PASSWORDS.wilson),
+          }),
+          await t.app.inject({
+            method: 'POST',
+            url: '/maximo/j_security_check',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            payload: form('smith', LDAP_PASSWORDS.smith),
+          }),
+        ]) {
+          assert.equal(refused.statusCode, 401, refused.body);
+          assert.equal(json(refused).Error?.reasonCode, 'BMXAA7901E');
+          assert.deepEqual(setCookies(refused), []);
+        }
+        const allowed = await t.app.inject({
+          method: 'POST',
+          url: '/maximo/oslc/login',
+          headers: basic('maxadmin', LDAP_PASSWORDS.maxadmin),
+        });
+        assert.equal(allowed.statusCode, 200, allowed.body);
+      } finally {
+        await t.services.adminMode.turnOff('MAXADMIN');
+      }
+    });
+
     test('a blocked user record refuses the login although the directory accepts the password', async () => {
       await t.storage.db
         .updateTable('maxuser')

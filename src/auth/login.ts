@@ -9,6 +9,7 @@ import { Echoes } from './echoes.js';
 import type { LdapDirectory } from './ldap.js';
 import { findCredentials, mayLogIn } from './repository.js';
 import type { AuthService } from './service.js';
+import type { CallerAdmission } from './types.js';
 import {
   activeAddressBlocks,
   blockAddress,
@@ -96,6 +97,7 @@ export class LoginService {
   private pendingByClient = new Map<string, Insertable<LoginTrackingTable>>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private admission: CallerAdmission | undefined;
 
   constructor(private readonly options: LoginServiceOptions) {
     this.db = options.db as unknown as SessionDb;
@@ -154,8 +156,23 @@ export class LoginService {
       await this.recordFailure(attempt, policy);
       throw errors.notLoggedIn();
     }
+    if (this.admission) {
+      // Admin mode (docs/adminmode.md): the right password of a user who may not log in now is audited as refused.
+      const profile = await this.options.auth.profile(userid);
+      try {
+        if (profile) this.admission.admitCaller(profile);
+      } catch (error) {
+        await this.track(attempt, userid, 'REFUSED');
+        throw error;
+      }
+    }
     this.recordSuccess(attempt, userid);
     return userid;
+  }
+
+  /** Sets who may log in while the deployment is in admin mode (one; admin mode's). */
+  setAdmission(admission: CallerAdmission): void {
+    this.admission = admission;
   }
 
   /**

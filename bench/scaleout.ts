@@ -182,11 +182,11 @@ async function expectEverywhere(
     const ok = sees(answer);
     last.set(answer.server, `HTTP ${answer.status} ${answer.body.slice(0, 120)}`);
     if (ok) seen.add(answer.server);
-    else stale++;
     else if (seen.has(answer.server))
       throw new Error(
         `${step}: ${answer.server} went back to the old state (HTTP ${answer.status}: ${answer.body.slice(0, 200)})`,
       );
+    else stale++;
     return ok;
   };
   while (seen.size < 2) {

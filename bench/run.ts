@@ -5,6 +5,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { probe, resolveHeaders, ScenarioLoad } from './lib/load.js';
+import { compileServers } from './lib/compile.js';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/profile.js';
 import { startServer, type RunningServer } from './lib/server-process.js';
 import { BENCH_DATABASE_URL } from './lib/settings.js';
@@ -12,21 +13,21 @@ import type { LoadSettings, Measurement, Pair, Section } from './lib/types.js';
 import { plannedSections, sections } from './sections/index.js';
 import { formatMemo, measureMemoCaches } from './memo.js';
 import { formatSoak, soak } from './soak.js';
+import { formatStartup, startup, type StartupRow } from './startup.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const rootDir = join(benchDir, '..');
 const resultsDir = join(benchDir, 'results');
 
 /**
- * Two connections per core: enough to keep the server busy while a request waits on PostgreSQL, few enough that
- * the latency measured is the service's and not a queue in front of it (server, database and load generator share
- * the same cores).
+ * Every pair runs at each of these: 4 connections keep the server busy while a request waits on PostgreSQL with
+ * little queueing, so the latency is the service's; 32 saturate the CPU, where any per-request cost shows in full.
  */
-const DEFAULT_CONNECTIONS = 2 * availableParallelism();
+const DEFAULT_CONNECTIONS = [4, 32];
 
 const USAGE = `usage: npm run bench -- [section ...] [options]
 
-sections (default: all): ${sections.map((section) => section.name).join(', ')}
+sections (default: all): startup, ${sections.map((section) => section.name).join(', ')}
 soak:                    npm run bench -- soak [--duration <s> (default 600)] [--connections <n>]
 memo:                    npm run bench -- memo (what each memo cache of the request path saves, in-process)
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
@@ -34,8 +35,11 @@ planned:                 ${plannedSections.map((section) => section.name).join('
 options:
   --duration <s>      measured seconds per scenario (default 10)
   --warmup <s>        discarded warm-up seconds per scenario (default 2)
-  --connections <n>   concurrent connections (default ${DEFAULT_CONNECTIONS}: 2 per core)
+  --connections <n,m> concurrent connections; every pair runs at each (default ${DEFAULT_CONNECTIONS.join(',')})
   --rounds <n>        slices the measured time is cut into, alternating baseline and service (default 10)
+  --starts <n>        startup: starts per timing, the median is reported (default 5)
+  --idle <s>          startup: idle seconds before the idle RSS (default 10)
+  --load <s>          startup: seconds of mixed load before the loaded RSS (default 30)
   --reload            rebuild the fixtures even if an earlier run left them in place
   --profile           CPU-profile each server child over the measured window and print where the time goes
   --list              list the sections and exit
@@ -49,6 +53,8 @@ interface PairResult {
   issue: number;
   pair: string;
   description: string;
+  /** Concurrent connections of the load. */
+  connections?: number;
   target: number;
   subject?: Measurement;
   baseline?: Measurement;
@@ -87,6 +93,12 @@ function selectSections(names: readonly string[]): Section[] {
   });
 }
 
+/** `--connections 4,32`: the levels every pair runs at. */
+function connectionList(text: string | undefined): number[] {
+  if (text === undefined) return DEFAULT_CONNECTIONS;
+  return text.split(',').map((part) => Math.round(positiveNumber('connections', part.trim(), 1)));
+}
+
 const round3 = (value: number): number => Number(value.toFixed(3));
 
 /**
@@ -122,38 +134,50 @@ async function runPair(
     issue: section.issue,
     pair: pair.name,
     description: pair.description,
+    connections: settings.connections,
     target: pair.target ?? Number.NaN,
     verdict: 'ERROR',
   };
-  log(`${section.name} / ${pair.name}`);
+  log(`${section.name} / ${pair.name} at ${settings.connections} connections`);
   const scenarios = [pair.baseline, pair.subject] as const;
   const profileFiles = scenarios.map((scenario) =>
     join(
       resultsDir,
       'profiles',
-      `${slug(section.name)}-${slug(pair.name)}-${slug(scenario.label)}.cpuprofile`,
+      `${slug(section.name)}-${slug(pair.name)}-${settings.connections}-${slug(scenario.label)}.cpuprofile`,
     ),
   );
-  const servers: RunningServer[] = [];
+  // Per scenario, its server's processes (one unless the scenario asks for replicas).
+  const servers: RunningServer[][] = [];
   try {
     for (const scenario of scenarios) {
-      log(`  ${scenario.label}: starting ${scenario.server.script}`);
-      servers.push(await startServer(scenario.server));
+      const replicas = scenario.server.replicas ?? 1;
+      log(`  ${scenario.label}: starting ${scenario.server.script}${replicas > 1 ? ` x ${replicas}` : ''}`);
+      const processes: RunningServer[] = [];
+      servers.push(processes);
+      for (let index = 0; index < replicas; index++)
+        processes.push(await startServer(scenario.server, { profile }));
     }
     const resolved = await Promise.all(
-      scenarios.map((scenario, index) => resolveHeaders(servers[index]!.baseUrl, scenario)),
+      scenarios.map((scenario, index) => resolveHeaders(servers[index]![0]!.baseUrl, scenario)),
     );
     const answers = await Promise.all(
-      resolved.map((scenario, index) => probe(servers[index]!.baseUrl, scenario)),
+      resolved.map((scenario, index) => probe(servers[index]![0]!.baseUrl, scenario)),
     );
     pair.sameAnswer?.(answers[1], answers[0]);
     const loads = resolved.map((scenario, index) => {
-      const server = servers[index]!;
-      return new ScenarioLoad(server.baseUrl, scenario, settings, () => server.cpuMicroseconds());
+      const processes = servers[index]!;
+      return new ScenarioLoad(
+        processes.map((server) => server.baseUrl),
+        scenario,
+        settings,
+        async () =>
+          (await Promise.all(processes.map((server) => server.cpuMicroseconds()))).reduce((a, b) => a + b, 0),
+      );
     });
     log(`  warming up: ${settings.warmupSeconds} s each`);
     for (const load of loads) await load.warmUp(settings.warmupSeconds);
-    if (profile) for (const server of servers) await server.startProfile();
+    if (profile) for (const processes of servers) await processes[0]!.startProfile();
     const sliceSeconds = settings.durationSeconds / settings.rounds;
     log(`  measuring: ${settings.rounds} x ${sliceSeconds} s each, alternating`);
     for (let round = 0; round < settings.rounds; round++) {
@@ -161,7 +185,8 @@ async function runPair(
       for (const index of order) await loads[index]!.slice(sliceSeconds);
     }
     if (profile)
-      for (const [index, server] of servers.entries()) await server.stopProfile(profileFiles[index]!);
+      for (const [index, processes] of servers.entries())
+        await processes[0]!.stopProfile(profileFiles[index]!);
     result.baseline = loads[0]!.measurement();
     result.subject = loads[1]!.measurement();
     for (const measured of [result.baseline, result.subject]) {
@@ -182,7 +207,7 @@ async function runPair(
     result.error = error instanceof Error ? error.message : String(error);
     log(`  ERROR: ${result.error}`);
   } finally {
-    for (const server of servers) await server.stop();
+    for (const server of servers.flat()) await server.stop();
   }
   if (profile && result.verdict !== 'ERROR') {
     result.profiles = {};
@@ -203,6 +228,7 @@ function formatTable(results: readonly PairResult[]): string {
   const header = [
     'section',
     'pair',
+    'conns',
     'service',
     'req/s',
     'p50 ms',
@@ -221,6 +247,7 @@ function formatTable(results: readonly PairResult[]): string {
   const rows = results.map((result) => [
     result.section,
     result.pair,
+    result.connections === undefined ? '-' : String(result.connections),
     result.subject?.label ?? '-',
     number(result.subject?.requestsPerSecond, 0),
     number(result.subject?.latencyMs.p50, 2),
@@ -238,7 +265,7 @@ function formatTable(results: readonly PairResult[]): string {
     Number.isNaN(result.target) ? '-' : `>= ${result.target.toFixed(2)}`,
     result.verdict,
   ]);
-  const textColumns = new Set([0, 1, 2, 7, 15]);
+  const textColumns = new Set([0, 1, 3, 8, 16]);
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]!.length)),
   );
@@ -264,6 +291,9 @@ async function main(): Promise<number> {
       warmup: { type: 'string' },
       connections: { type: 'string' },
       rounds: { type: 'string' },
+      starts: { type: 'string' },
+      idle: { type: 'string' },
+      load: { type: 'string' },
       reload: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       list: { type: 'boolean', default: false },
@@ -275,6 +305,9 @@ async function main(): Promise<number> {
     return 0;
   }
   if (values.list) {
+    process.stdout.write(
+      `${'startup'.padEnd(12)} issue 18: start to first answer and resident memory of npm start\n`,
+    );
     for (const section of sections)
       process.stdout.write(`${section.name.padEnd(12)} issue ${section.issue}: ${section.summary}\n`);
     for (const section of plannedSections)
@@ -291,7 +324,7 @@ async function main(): Promise<number> {
     const result = await soak({
       databaseUrl: BENCH_DATABASE_URL,
       durationSeconds: positiveNumber('duration', values.duration, 600),
-      connections: Math.round(positiveNumber('connections', values.connections, DEFAULT_CONNECTIONS)),
+      connections: Math.round(positiveNumber('connections', values.connections, 2 * availableParallelism())),
       log,
     });
     process.stdout.write(`\n${formatSoak(result)}\n`);
@@ -300,17 +333,39 @@ async function main(): Promise<number> {
   const settings: LoadSettings = {
     durationSeconds: positiveNumber('duration', values.duration, 10),
     warmupSeconds: positiveNumber('warmup', values.warmup, 2, true),
-    connections: Math.round(positiveNumber('connections', values.connections, DEFAULT_CONNECTIONS)),
+    connections: 0,
     rounds: Math.round(positiveNumber('rounds', values.rounds, 10)),
   };
-  const selected = selectSections(positionals);
+  const connectionLevels = connectionList(values.connections);
+  const withStartup =
+    positionals.length === 0 || positionals.some((name) => name.toLowerCase() === 'startup');
+  const named = positionals.filter((name) => name.toLowerCase() !== 'startup');
+  const selected = positionals.length > 0 && named.length === 0 ? [] : selectSections(named);
   if (values.profile) await mkdir(join(resultsDir, 'profiles'), { recursive: true });
 
   const startedAt = new Date();
   log(
-    `${selected.map((section) => section.name).join(', ')}: ${settings.connections} connections, ` +
+    `${selected.map((section) => section.name).join(', ')}: ${connectionLevels.join(' and ')} connections, ` +
       `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario in ${settings.rounds} rounds`,
   );
+  let startupRows: StartupRow[] = [];
+  let startupError: string | undefined;
+  if (withStartup) {
+    try {
+      startupRows = await startup({
+        databaseUrl: BENCH_DATABASE_URL,
+        starts: Math.round(positiveNumber('starts', values.starts, 5)),
+        idleSeconds: positiveNumber('idle', values.idle, 10, true),
+        loadSeconds: positiveNumber('load', values.load, 30),
+        connections: connectionLevels[0]!,
+        log,
+      });
+    } catch (error) {
+      startupError = error instanceof Error ? error.message : String(error);
+      log(`startup: ERROR: ${startupError}`);
+    }
+  }
+  if (selected.length > 0) await compileServers(log);
   const results: PairResult[] = [];
   for (const section of selected) {
     let pairs: Pair[];
@@ -330,14 +385,20 @@ async function main(): Promise<number> {
       });
       continue;
     }
-    for (const pair of pairs) results.push(await runPair(section, pair, settings, values.profile));
+    for (const pair of pairs)
+      for (const connections of connectionLevels)
+        results.push(await runPair(section, pair, { ...settings, connections }, values.profile));
   }
 
-  process.stdout.write(`\n${formatTable(results)}\n`);
+  if (withStartup) {
+    process.stdout.write(`\n${formatStartup(startupRows)}\n`);
+    if (startupError !== undefined) process.stdout.write(`\nstartup: ${startupError}\n`);
+  }
+  if (selected.length > 0) process.stdout.write(`\n${formatTable(results)}\n`);
   const report = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
-    settings: { ...settings, pipelining: 1 },
+    settings: { ...settings, connections: connectionLevels, pipelining: 1 },
     machine: {
       cpus: availableParallelism(),
       cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -345,13 +406,17 @@ async function main(): Promise<number> {
       node: process.version,
       platform: `${process.platform} ${release()}`,
     },
+    ...(withStartup && { startup: { rows: startupRows, ...(startupError && { error: startupError }) } }),
     results,
   };
   await mkdir(resultsDir, { recursive: true });
   const file = join(resultsDir, 'latest.json');
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`results written to ${relative(rootDir, file)}`);
-  return results.every((result) => result.verdict === 'PASS' || result.verdict === 'INFO') ? 0 : 1;
+  const startupPassed = startupError === undefined && startupRows.every((row) => row.verdict !== 'FAIL');
+  return startupPassed && results.every((result) => result.verdict === 'PASS' || result.verdict === 'INFO')
+    ? 0
+    : 1;
 }
 
 let interrupted = false;

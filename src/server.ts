@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
 import { buildApp } from './app.js';
 import { startMetricsListener } from './metrics/routes.js';
-import { ensureAdministrator } from './auth/bootstrap.js';
+import { administratorExists, ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
 import { DataDirectoryLockedError } from './db/data-dir-lock.js';
 import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
-import { seedDemoData } from './demo/seed.js';
+import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
 
 /** Starts one server process: configuration, storage and schema, first-start data, then the HTTP listener. */
@@ -80,15 +80,29 @@ interface FirstStartNotes {
   demoLoaded: boolean;
 }
 
-/** The administrator on first start, and the demo data when asked for; generated passwords are shown once. */
+/**
+ * The administrator on first start, and the demo data when asked for; generated passwords are shown once. A
+ * restart finds both and hashes nothing (a password hash costs tens of milliseconds of start-up by design); on a
+ * first start the two hashes run side by side.
+ */
 async function firstStart(config: AppConfig, storage: Storage): Promise<FirstStartNotes> {
-  const adminPassword = config.adminPassword ?? generatePassword();
-  const created = await ensureAdministrator(storage.db, await hashPassword(adminPassword));
   const notes: FirstStartNotes = { demoLoaded: false };
-  if (created && !config.adminPassword) notes.adminPassword = adminPassword;
-  if (config.demo) {
-    const demoPassword = config.demoPassword ?? generatePassword();
-    const summary = await seedDemoData(storage.db, { passwordHash: await hashPassword(demoPassword) });
+  const [adminPresent, demoPresent] = await Promise.all([
+    administratorExists(storage.db),
+    config.demo ? isDemoDataLoaded(storage.db) : true,
+  ]);
+  const adminPassword = adminPresent ? undefined : (config.adminPassword ?? generatePassword());
+  const demoPassword = demoPresent ? undefined : (config.demoPassword ?? generatePassword());
+  const [adminHash, demoHash] = await Promise.all([
+    adminPassword === undefined ? undefined : hashPassword(adminPassword),
+    demoPassword === undefined ? undefined : hashPassword(demoPassword),
+  ]);
+  if (adminPassword !== undefined && adminHash !== undefined) {
+    const created = await ensureAdministrator(storage.db, adminHash);
+    if (created && !config.adminPassword) notes.adminPassword = adminPassword;
+  }
+  if (demoPassword !== undefined && demoHash !== undefined) {
+    const summary = await seedDemoData(storage.db, { passwordHash: demoHash });
     notes.demoLoaded = summary.assets > 0;
     if (notes.demoLoaded && !config.demoPassword) notes.demoPassword = demoPassword;
   }

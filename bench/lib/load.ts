@@ -40,9 +40,12 @@ export class ScenarioLoad {
   private serverCpuMicroseconds = 0;
   private readonly slices: Measurement['slices'] = [];
 
-  /** `serverCpu` reads the CPU time the server process has used so far, in microseconds. */
+  /**
+   * `baseUrls`: one per process of the scenario's server, the connections split evenly over them; `serverCpu`
+   * reads the CPU time those processes have used so far, in microseconds.
+   */
   constructor(
-    private readonly baseUrl: string,
+    private readonly baseUrls: readonly string[],
     private readonly scenario: ResolvedScenario,
     private readonly settings: LoadSettings,
     private readonly serverCpu: () => Promise<number>,
@@ -94,16 +97,43 @@ export class ScenarioLoad {
    * autocannon's own latency histogram has whole-millisecond buckets, too coarse for requests that take one or two;
    * its per-response event carries the time as measured, so the percentiles are computed from that.
    */
-  private run(seconds: number, record: boolean): Promise<autocannon.Result> {
+  private async run(seconds: number, record: boolean): Promise<RunResult> {
+    const share = Math.max(1, Math.round(this.settings.connections / this.baseUrls.length));
+    const results = await Promise.all(
+      this.baseUrls.map((baseUrl) => this.runOne(baseUrl, share, seconds, record)),
+    );
+    return {
+      start: new Date(Math.min(...results.map((result) => result.start.getTime()))),
+      finish: new Date(Math.max(...results.map((result) => result.finish.getTime()))),
+      errors: results.reduce((sum, result) => sum + result.errors + result.timeouts, 0),
+      non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
+    };
+  }
+
+  private runOne(
+    baseUrl: string,
+    connections: number,
+    seconds: number,
+    record: boolean,
+  ): Promise<autocannon.Result> {
+    const { scenario } = this;
+    const makeBody = scenario.body;
+    const request: autocannon.Request = {
+      method: scenario.method ?? 'GET',
+      path: scenario.path,
+      headers: scenario.headers ?? {},
+      ...(makeBody && {
+        setupRequest: (each: autocannon.Request) => ({ ...each, body: makeBody() }),
+      }),
+    };
     return new Promise((resolve, reject) => {
       const instance = autocannon(
         {
-          url: `${this.baseUrl}${this.scenario.path}`,
-          method: 'GET',
-          headers: this.scenario.headers ?? {},
-          connections: this.settings.connections,
+          url: baseUrl,
+          connections,
           pipelining: 1,
           duration: seconds,
+          requests: [request],
           // A stuck server must fail the scenario, not stall the run.
           timeout: 10,
         },
@@ -118,6 +148,13 @@ export class ScenarioLoad {
   }
 }
 
+interface RunResult {
+  start: Date;
+  finish: Date;
+  errors: number;
+  non2xx: number;
+}
+
 /** A scenario whose headers are known (see `resolveHeaders`). */
 export type ResolvedScenario = Scenario & { headers?: Record<string, string> };
 
@@ -129,7 +166,11 @@ export async function resolveHeaders(baseUrl: string, scenario: Scenario): Promi
 
 /** One request before the load, so a scenario that answers the wrong thing fails loudly instead of being timed. */
 export async function probe(baseUrl: string, scenario: ResolvedScenario): Promise<unknown> {
-  const response = await fetch(`${baseUrl}${scenario.path}`, { headers: scenario.headers ?? {} });
+  const response = await fetch(`${baseUrl}${scenario.path}`, {
+    method: scenario.method ?? 'GET',
+    headers: scenario.headers ?? {},
+    ...(scenario.body && { body: scenario.body() }),
+  });
   const body = await response.text();
   try {
     return scenario.check(response.status, body);

@@ -1,11 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { ChildMessage, RunnerMessage } from '../servers/serve.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { LISTENING_PREFIX, type ChildMessage, type RunnerMessage } from '../servers/serve.js';
+import { compiledServersDir } from './compile.js';
 import type { ServerSpec } from './types.js';
 
-const serversDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'servers');
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
@@ -14,7 +15,7 @@ export interface RunningServer {
   pid: number;
   /** CPU time (user + system) the child has used since it started, in microseconds. */
   cpuMicroseconds(): Promise<number>;
-  /** Starts the child's CPU profiler (see serve.ts). */
+  /** Starts the child's CPU profiler (see serve.ts); only for a child started with `profile`. */
   startProfile(): Promise<void>;
   /** Stops it and has the child write the `.cpuprofile` to `file`. */
   stopProfile(file: string): Promise<void>;
@@ -66,32 +67,82 @@ function nextMessage<K extends ChildMessage['kind']>(
 }
 
 /**
- * Starts a server from bench/servers/ in its own Node process, so that it never shares an event loop (or a core
- * it could otherwise have) with the load generator, and resolves once it listens on 127.0.0.1.
+ * The port a child without IPC channel writes on stdout once it listens. Every other line of its stdout (the
+ * service's log) goes on to the runner's stderr, and the pipe is read to the end so the child never blocks on it.
  */
-export async function startServer(spec: ServerSpec): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(serversDir, spec.script)], {
+function listeningPort(child: ChildProcess, what: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`${what}: not listening within ${START_TIMEOUT_MS / 1000} s`));
+    }, START_TIMEOUT_MS);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (line.startsWith(LISTENING_PREFIX)) {
+        cleanup();
+        resolve(Number(line.slice(LISTENING_PREFIX.length)));
+      } else process.stderr.write(`${line}\n`);
+    });
+    const onExit = (code: number | null, signal: string | null) => {
+      cleanup();
+      reject(new Error(`${what}: the server exited (code ${code}, signal ${signal})`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.off('exit', onExit);
+    };
+    child.on('exit', onExit);
+  });
+}
+
+let ticksPerSecond: number | undefined;
+
+/**
+ * CPU time of a process from /proc/<pid>/stat (utime + stime, in clock ticks), read from outside so that the
+ * measured process needs no channel to the runner. Linux only, like the rest of the benchmark's process handling.
+ */
+export async function processCpuMicroseconds(pid: number): Promise<number> {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) is in parentheses and may hold spaces: the fields after it are counted from ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks / ticksPerSecond) * 1e6;
+}
+
+export interface StartOptions {
+  /** Give the child the IPC channel that starts and stops its profiler (`--profile`). */
+  profile: boolean;
+}
+
+/**
+ * Starts a compiled server from bench/servers/ (see compile.ts) under plain `node`, in its own process so that it
+ * never shares an event loop with the load generator, and resolves once it listens on 127.0.0.1.
+ */
+export async function startServer(spec: ServerSpec, options: StartOptions): Promise<RunningServer> {
+  const script = join(compiledServersDir, spec.script.replace(/\.ts$/, '.js'));
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...spec.env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: options.profile ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });
   running.add(child);
   child.once('exit', () => running.delete(child));
 
-  const port = await nextMessage(child, 'listening', `${spec.script} start`, START_TIMEOUT_MS)
-    .then((message) => message.port)
-    .catch(async (error: unknown) => {
-      await stopChild(child);
-      throw error;
-    });
+  const listening = options.profile
+    ? nextMessage(child, 'listening', `${spec.script} start`, START_TIMEOUT_MS).then(
+        (message) => message.port,
+      )
+    : listeningPort(child, `${spec.script} start`);
+  const port = await listening.catch(async (error: unknown) => {
+    await stopChild(child);
+    throw error;
+  });
+  const pid = child.pid ?? -1;
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
-    pid: child.pid ?? -1,
-    async cpuMicroseconds() {
-      const answer = nextMessage(child, 'cpu-usage', `${spec.script} CPU usage`, STOP_TIMEOUT_MS);
-      child.send({ kind: 'cpu-usage' } satisfies RunnerMessage);
-      return (await answer).microseconds;
-    },
+    pid,
+    cpuMicroseconds: () => processCpuMicroseconds(pid),
     async startProfile() {
       const started = nextMessage(child, 'profile-started', `${spec.script} profiler`, STOP_TIMEOUT_MS);
       child.send({ kind: 'profile-start' } satisfies RunnerMessage);
@@ -107,7 +158,7 @@ export async function startServer(spec: ServerSpec): Promise<RunningServer> {
 }
 
 /** SIGTERM (the child closes its server and its pool), SIGKILL if it hangs. */
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');

@@ -1,8 +1,11 @@
 /** Where the benchmarks find PostgreSQL, and the credentials of the benchmark database (never a real system's). */
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
-/** One schema for every section that needs a big database: loading a million rows once is the expensive part. */
-export const BENCH_SCHEMA = 'eas_bench';
+/**
+ * One schema for every section that needs a big database: loading a million rows once is the expensive part.
+ * `BENCH_SCHEMA` chooses another, so that two people's runs on one PostgreSQL server stay apart.
+ */
+export const BENCH_SCHEMA = process.env.BENCH_SCHEMA ?? 'eas_bench';
 
 /**
  * Master key of every service process on the benchmark schema: the schema stores a check value of the key that

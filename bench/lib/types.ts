@@ -3,6 +3,11 @@ export interface ServerSpec {
   /** File name in bench/servers/, e.g. `eas.ts`. */
   script: string;
   env: Record<string, string>;
+  /**
+   * Processes of this server on the same database (default 1); the load is split evenly over them, as a
+   * round-robin balancer would (the `scale` section).
+   */
+  replicas?: number;
 }
 
 /** One side of a comparison: a server and the request the load generator repeats against it. */
@@ -12,6 +17,10 @@ export interface Scenario {
   server: ServerSpec;
   /** Path and query string, exactly as sent. */
   path: string;
+  /** Default GET. */
+  method?: 'GET' | 'POST';
+  /** The body of each request, made anew every time (so that every create has a key of its own). */
+  body?: () => string;
   /**
    * Request headers, or how to get them from the running server once before the load (a login whose session
    * cookie the load then sends, as a client with a cookie jar would).

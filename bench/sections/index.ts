@@ -1,7 +1,9 @@
 import type { Section } from '../lib/types.js';
 import { apiKeySection } from './apikey.js';
+import { createSection } from './create.js';
 import { getPropertySection } from './get-property.js';
 import { querySection } from './query.js';
+import { scaleSection } from './scale.js';
 import { sessionSection } from './session.js';
 
 /**
@@ -9,7 +11,14 @@ import { sessionSection } from './session.js';
  * `Section` (see query.ts) and one line here; its servers go in bench/servers/ (eas.ts serves the service on the
  * benchmark schema, bare-static.ts serves a fixed JSON body on one route).
  */
-export const sections: readonly Section[] = [querySection, sessionSection, getPropertySection, apiKeySection];
+export const sections: readonly Section[] = [
+  querySection,
+  sessionSection,
+  getPropertySection,
+  apiKeySection,
+  createSection,
+  scaleSection,
+];
 
 /**
  * Sections that are specified but not written yet. Naming one on the command line says so instead of failing as

@@ -85,7 +85,8 @@ export const querySection: Section = {
         description:
           'The service with the session cookie of one maxauth login (what a client keeping its cookies sends), ' +
           `which isolates the query path from authentication: ${shared}`,
-        target: 0.7,
+        // Issue 3 set 0.7; issue 18 raises it to 0.75 at both 4 and 32 connections.
+        target: 0.75,
         subject: {
           label: 'eas',
           server: { script: 'eas.ts', env },

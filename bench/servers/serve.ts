@@ -6,19 +6,16 @@ import type { FastifyInstance } from 'fastify';
 export type ChildMessage =
   | { kind: 'listening'; port: number }
   | { kind: 'profile-started' }
-  | { kind: 'profile-written'; file: string }
-  | { kind: 'cpu-usage'; microseconds: number };
+  | { kind: 'profile-written'; file: string };
 
-/**
- * What the runner asks of a server child: the CPU time it has used so far (user + system, to put a CPU cost on each
- * request), and a CPU profile of exactly the measured window (`--profile`).
- */
-export type RunnerMessage =
-  { kind: 'profile-start' } | { kind: 'profile-stop'; file: string } | { kind: 'cpu-usage' };
+/** What the runner asks of a profiled server child: a CPU profile of exactly the measured window (`--profile`). */
+export type RunnerMessage = { kind: 'profile-start' } | { kind: 'profile-stop'; file: string };
 
 /**
  * Child side of the runner's protocol: listen on 127.0.0.1 on a free port, report the port, and stop cleanly on
- * SIGTERM, SIGINT or when the runner goes away (a closed IPC channel), so that `--cpu-prof` profiles get written.
+ * SIGTERM or SIGINT. A measured child has no IPC channel (a plain process, as in production): it reports the port
+ * on stdout and the runner reads its CPU time from /proc. Only a profiled child (`--profile`) is given the channel,
+ * to start and stop V8's profiler around the measured window; it also stops when the runner goes away.
  */
 export async function serveForBenchmark(app: FastifyInstance, close: () => Promise<void>): Promise<void> {
   let stopping = false;
@@ -34,19 +31,21 @@ export async function serveForBenchmark(app: FastifyInstance, close: () => Promi
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
-  process.on('disconnect', () => void stop());
-  process.on('message', (message: RunnerMessage) => {
-    if (message.kind === 'cpu-usage') {
-      const usage = process.cpuUsage();
-      send({ kind: 'cpu-usage', microseconds: usage.user + usage.system });
-    } else void profiler(message);
-  });
+  const ipc = process.send !== undefined;
+  if (ipc) {
+    process.on('disconnect', () => void stop());
+    process.on('message', (message: RunnerMessage) => void profiler(message));
+  }
 
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('The server has no TCP address');
-  send({ kind: 'listening', port: address.port });
+  if (ipc) send({ kind: 'listening', port: address.port });
+  else process.stdout.write(`${LISTENING_PREFIX}${address.port}\n`);
 }
+
+/** The line a child without IPC channel writes once it listens, followed by the port. */
+export const LISTENING_PREFIX = 'bench-server listening on port ';
 
 function send(message: ChildMessage): void {
   if (!process.send) throw new Error('Run this server from bench/run.ts (it needs the IPC channel)');

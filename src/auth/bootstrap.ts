@@ -6,6 +6,16 @@ export const ADMIN_GROUP = 'MAXADMIN';
 
 const ADMIN_USER = 'MAXADMIN';
 
+/** Whether the administrator exists: a restart then skips hashing a password it would not store. */
+export async function administratorExists(db: Kysely<Database>): Promise<boolean> {
+  const row = await db
+    .selectFrom('maxuser')
+    .select('userid')
+    .where('userid', '=', ADMIN_USER)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Creates the administrator (person, user, group and membership) on first start. Returns true when this call
  * created the user, false when it already existed. Safe to run from several processes at once: every insert

@@ -5,7 +5,7 @@ import { PGliteChangeBus, PostgresChangeBus, type ChangeBus } from './change-bus
 import { lockDataDirectory } from './data-dir-lock.js';
 import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
-import { migrationProvider } from './migrations/index.js';
+import { migrationProvider, migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { DATE_OID, parseDate, parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
 
@@ -72,6 +72,18 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
+/**
+ * PostgreSQL settings of the embedded database. Its shared buffers live in the process's WebAssembly memory, which
+ * never shrinks: PostgreSQL's default of 128 MB is most of an idle server's memory, while the data a deployment on
+ * one embedded database holds is read through the operating system's file cache anyway (docs/startup.md).
+ * Durability settings are PGlite's own and left alone.
+ */
+const PGLITE_SHARED_BUFFERS = '16MB';
+
+export function pgliteStartParams(): string[] {
+  return [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+}
+
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.kind === 'pglite') {
     // One process per data directory (docs/operations.md): a second PGlite on the same files would lose writes.
@@ -81,6 +93,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       new PGlite({
         ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
         parsers: pgliteParsers,
+        startParams: pgliteStartParams(),
       });
     await pglite.waitReady;
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
@@ -163,7 +176,14 @@ export class MigrationError extends Error {}
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   // Kysely looks for its migration tables in every schema unless told which one: a second schema on the same
   // server (another test file, the benchmarks) would hide them from this one.
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
+  const { rows } = await sql<{ schema: string; recorded: boolean }>`
+    select current_schema() as schema,
+      to_regclass(quote_ident(current_schema()) || '.kysely_migration') is not null as recorded`.execute(
+    storage.db,
+  );
+  // A restart finds every migration applied: one read of the migration table says so, where the migrator would
+  // take its lock and read the catalog of every schema first (docs/startup.md).
+  if (rows[0]?.recorded && (await appliedEverywhere(storage))) return [];
   const migrator = new Migrator({
     db: storage.db,
     provider: migrationProvider,
@@ -184,6 +204,13 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return (results ?? [])
     .filter((result) => result.status === 'Success')
     .map((result) => result.migrationName);
+}
+
+/** Whether the migration table of the current schema lists every migration this build knows. */
+async function appliedEverywhere(storage: Storage): Promise<boolean> {
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
+  const applied = new Set(rows.map((row) => row.name));
+  return migrations.every((migration) => applied.has(migration.name));
 }
 
 function isOtherSchemaDropped(error: unknown, ownSchema: string | undefined): boolean {

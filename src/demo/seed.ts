@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { dynamicView } from '../db/schema.js';
+import { dynamicView, type Database } from '../db/schema.js';
 
 /** How many rows of each kind one seeding inserted; all zero when the demo data was already there. */
 export interface DemoSummary {
@@ -1025,6 +1024,17 @@ function buildSpecs(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
       changeby: CHANGEBY,
     },
   ]);
+}
+
+/** Whether the demo organization is there: a restart with EAS_DEMO=1 then skips hashing the demo password. */
+export async function isDemoDataLoaded(db: Kysely<Database>): Promise<boolean> {
+  const dynamic = dynamicView(db);
+  const row = await dynamic
+    .selectFrom('organization')
+    .select('orgid')
+    .where('orgid', '=', ORGID)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**

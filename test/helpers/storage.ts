@@ -6,7 +6,13 @@ import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { ensureAdministrator } from '../../src/auth/bootstrap.js';
 import { hashPassword } from '../../src/auth/password.js';
-import { migrateToLatest, openStorage, pgliteParsers, type Storage } from '../../src/db/database.js';
+import {
+  migrateToLatest,
+  openStorage,
+  pgliteParsers,
+  pgliteStartParams,
+  type Storage,
+} from '../../src/db/database.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { seedDemoData } from '../../src/demo/seed.js';
 
@@ -77,6 +83,10 @@ export async function openTestStorage(): Promise<Storage> {
     }
     return { ...storage, close };
   }
-  const pglite = new PGlite({ loadDataDir: await pgliteTemplate(), parsers: pgliteParsers });
+  const pglite = new PGlite({
+    loadDataDir: await pgliteTemplate(),
+    parsers: pgliteParsers,
+    startParams: pgliteStartParams(),
+  });
   return openStorage({ kind: 'pglite', pglite });
 }

@@ -12,6 +12,9 @@ import type { Storage } from './db/database.js';
 import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
+import { loadMasterKey } from './apikeys/vault.js';
+import { CredentialSeal } from './migration/credentials.js';
+import { MigrationService } from './migration/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
@@ -29,6 +32,7 @@ export interface ServiceGraph {
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
+  migration: MigrationService;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -94,6 +98,16 @@ export async function createServices(
   await apiKeys.start();
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
+  // Migration packages: definitions' and targets' rules, and CHANGE tracking inside every write (src/migration).
+  const migration = new MigrationService(
+    storage,
+    resources,
+    new CredentialSeal(await loadMasterKey(config.apiKeys.masterKey, config.dataDir)),
+  );
+  await migration.start();
+  resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
+  resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
+  resources.addWriteObserver(migration.changeObserver);
   return {
     metadata,
     auth,
@@ -105,6 +119,7 @@ export async function createServices(
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
+    migration,
     async close() {
       await logins.flush();
       await properties.close();

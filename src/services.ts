@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
 import { ApiKeyService } from './apikeys/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
@@ -10,6 +11,7 @@ import { SessionService } from './auth/sessions.js';
 import type { AppConfig } from './config.js';
 import type { Storage } from './db/database.js';
 import type { DynamicDatabase } from './db/schema.js';
+import { DbConfigService } from './dbconfig/service.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { loadMasterKey } from './apikeys/vault.js';
@@ -33,6 +35,8 @@ export interface ServiceGraph {
   lookups: LookupService;
   system: SystemService;
   migration: MigrationService;
+  adminMode: AdminModeService;
+  dbconfig: DbConfigService;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -87,6 +91,22 @@ export async function createServices(
   });
   await sessions.listen();
   await logins.listen();
+  const adminMode = new AdminModeService({
+    db: storage.db,
+    bus: storage.bus,
+    sessions,
+    defaults: () => ({
+      numsessions: properties.getInteger('mxe.adminmode.numsessions') ?? DEFAULT_NUMSESSIONS,
+      logoutmin: properties.getInteger('mxe.adminmode.logoutmin') ?? DEFAULT_LOGOUTMIN,
+    }),
+    serverName: config.serverName,
+    onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
+  });
+  await adminMode.start();
+  // Custom attributes join the metadata before the first request, and follow every apply of any process.
+  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
+  await dbconfig.start();
+  resources.addWriteRules('MAXATTRIBUTECFG', dbconfig.writeRules);
   resources.addWriteObserver(logins.reactivationObserver);
   resources.addWriteRules('MAXUSER', userWriteRules);
   const apiKeys = new ApiKeyService({
@@ -103,6 +123,8 @@ export async function createServices(
     storage,
     resources,
     new CredentialSeal(await loadMasterKey(config.apiKeys.masterKey, config.dataDir)),
+    dbconfig,
+    adminMode,
   );
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
@@ -120,7 +142,10 @@ export async function createServices(
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
     migration,
+    adminMode,
+    dbconfig,
     async close() {
+      adminMode.close();
       await logins.flush();
       await properties.close();
     },

@@ -9,6 +9,8 @@ import { apiKeys } from './0007-apikeys.js';
 import { hardening } from './0008-hardening.js';
 import { oslcTransactions } from './0009-oslc-transactions.js';
 import { resourceModel } from './0010-resource-model.js';
+import { adminMode } from './0011-adminmode.js';
+import { dbconfig } from './0012-dbconfig.js';
 import { migrationPackages } from './0013-migration-packages.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
@@ -29,6 +31,8 @@ export const migrations: readonly Migration[] = [
   hardening,
   oslcTransactions,
   resourceModel,
+  adminMode,
+  dbconfig,
   migrationPackages,
 ];
 

@@ -93,8 +93,8 @@ export const migrationPackages: Migration = {
     `insert into maxdomain (domainid, description, domaintype, maxtype, length, scale, changedate, changeby)
      values ('DMPKGTRGTTYPE', 'Distribution target types of migration packages', 'SYNONYM', 'UPPER', 10, 0, now(), 'MAXADMIN')
      on conflict (domainid) do nothing`,
-    `insert into synonymdomain (domainid, maxvalue, value, description, defaults)
-     select 'DMPKGTRGTTYPE', v, v, d, true from (values ('FILE', 'File'), ('DATABASE', 'Database')) as t(v, d)
+    `insert into synonymdomain (domainid, maxvalue, value, description, defaults, valueid)
+     select 'DMPKGTRGTTYPE', v, v, d, true, 'DMPKGTRGTTYPE|' || v from (values ('FILE', 'File'), ('DATABASE', 'Database')) as t(v, d)
      where not exists (select 1 from synonymdomain where domainid = 'DMPKGTRGTTYPE' and value = t.v)`,
   ],
 };

@@ -173,6 +173,19 @@ describe('migration packages between two deployments', () => {
     assert.notDeepEqual(await assetsOf(target, where), await assetsOf(source, where));
 
     const { file } = await packageFile(source, 'TESTSNAP');
+    const uploaded = json(await upload(target, file));
+    const preview = await post(target, '/dm/preview', {
+      pkgdefname: 'TESTSNAP',
+      dmpackageid: uploaded.dmpackageid,
+    });
+    assert.equal(preview.statusCode, 200, preview.body);
+    const planned = (json(preview).objects as Array<{ add: string[]; change: unknown[] }>)[0]!;
+    assert.ok(planned.add.includes('assetnum=MIGA1, siteid=NASHUA'), JSON.stringify(planned.add));
+    assert.equal(
+      await assetsOf(target, 'assetnum="MIGA1"').then((rows) => rows.length),
+      0,
+      'preview writes nothing',
+    );
     const { received, deployed } = await uploadAndDeploy(target, file, 'TESTSNAP');
     assert.equal(deployed.statusCode, 200, deployed.body);
     assert.match(String(json(deployed).warningmsg), /deployed/);
@@ -183,6 +196,11 @@ describe('migration packages between two deployments', () => {
       dmpackageid: received.dmpackageid,
     });
     assert.equal(again.statusCode, 200, again.body);
+    const settled = json(
+      await post(target, '/dm/preview', { pkgdefname: 'TESTSNAP', dmpackageid: received.dmpackageid }),
+    );
+    const nothing = (settled.objects as Array<{ add: string[]; change: unknown[] }>)[0]!;
+    assert.deepEqual([nothing.add, nothing.change], [[], []]);
     assert.deepEqual(await assetsOf(target, where), await assetsOf(source, where));
     const record = await target.app.inject({
       method: 'GET',

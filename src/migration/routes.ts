@@ -114,6 +114,11 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
     },
   );
 
+  routes.post('/dm/preview', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid } = request.body;
+    return sendJson(reply, 200, await migration.preview(pkgdefname, dmpackageid));
+  });
+
   routes.post('/dm/close', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
     const { pkgdefname, dmpackageid } = request.body;
     return sendJson(reply, 200, await migration.close(pkgdefname, dmpackageid, request.user!));

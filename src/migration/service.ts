@@ -78,6 +78,8 @@ export interface PreviewOutcome {
     change: Array<{ key: string; attributes: Record<string, { from: unknown; to: unknown }> }>;
     delete: string[];
   }>;
+  /** Custom attributes the deploy would add or change (`ADD ASSET.MIGRATED`). */
+  structural: string[];
 }
 
 type JsonRecord = Record<string, unknown>;
@@ -751,6 +753,66 @@ export class MigrationService {
       });
       throw error;
     }
+  }
+
+  /**
+   * `POST /dm/preview` (same body as deploy): what a deploy would do, per object structure, without writing: the
+   * records it would add, change (attribute by attribute, root attributes) and delete, and the structural changes.
+   */
+  async preview(pkgdefname: string, dmpackageid: number): Promise<PreviewOutcome> {
+    const row = await this.packageOf(pkgdefname, dmpackageid);
+    if (row.side !== 'TARGET' || !DEPLOYABLE.has(row.status))
+      throw errors.packageStatusRefused(String(dmpackageid), row.status, 'preview');
+    const manifest = await this.manifestOf(this.db, dmpackageid);
+    const objects: PreviewOutcome['objects'] = [];
+    for (const entry of manifest.entries) {
+      const structure = this.resources.findObjectStructure(entry.objectstructure);
+      if (!structure)
+        throw errors.packageRecordRefused(
+          entry.objectstructure,
+          '*',
+          'the object structure does not exist here.',
+        );
+      const object = structure.root.object;
+      const outcome: PreviewOutcome['objects'][number] = {
+        objectstructure: structure.name,
+        add: [],
+        change: [],
+        delete: [],
+      };
+      for await (const line of this.stagedLines(this.db, dmpackageid, entry.cfgdataorder)) {
+        const record = JSON.parse(line) as JsonRecord;
+        const { values } = keyValuesOf(object, record, {});
+        const key = keyText(object, values);
+        const existing = await findByKeys(this.dynamicDb(), object, values);
+        if (record._action === DELETE_ACTION) {
+          if (existing) outcome.delete.push(key);
+          continue;
+        }
+        if (!existing) {
+          outcome.add.push(key);
+          continue;
+        }
+        const attributes: Record<string, { from: unknown; to: unknown }> = {};
+        for (const [name, value] of Object.entries(record)) {
+          const attribute = object.attributes.get(name);
+          if (!attribute || Array.isArray(value)) continue;
+          const stored = jsonValue(existing[name] ?? null);
+          if (String(stored ?? '') !== String(value ?? '')) attributes[name] = { from: stored, to: value };
+        }
+        if (Object.keys(attributes).length > 0) outcome.change.push({ key, attributes });
+      }
+      objects.push(outcome);
+    }
+    const structural = await this.structuralChanges(manifest);
+    return {
+      pkgdefname: row.pkgdefname,
+      dmpackageid,
+      objects,
+      structural: structural.map(
+        (change) => `${change.changetype} ${change.objectname}.${change.attributename}`,
+      ),
+    };
   }
 
   /** `POST /dm/close`: the staging rows deleted, the package CLOSED. */

@@ -42,6 +42,7 @@ import { requestStatistics, type RequestStatistics } from './metrics/requests.js
 import { metricsRoutes } from './metrics/routes.js';
 import { PACKAGE_VERSION } from './system/release.js';
 import { lookupRoutes } from './lookups/routes.js';
+import { migrationRoutes } from './migration/routes.js';
 import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
 import { oslcRoutes } from './oslc/routes.js';
 import { propertyRoutes } from './properties/routes.js';
@@ -278,7 +279,8 @@ interface ApiModulesOptions {
 /** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
 async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Promise<void> {
   const { root, config, services } = options;
-  const { resources, properties, apiKeys, lookups, metadata, system, adminMode, dbconfig } = services;
+  const { resources, properties, apiKeys, lookups, metadata, system, adminMode, dbconfig, migration } =
+    services;
   const api = {
     root,
     contextRoot: config.contextRoot,
@@ -294,6 +296,7 @@ async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Pro
   await app.register(apiKeyRoutes, { apiKeys });
   await app.register(authRoutes, { root, ...options.login });
   await app.register(systemRoutes, { root, contextRoot: config.contextRoot, metadata, system });
+  await app.register(migrationRoutes, { migration });
   await app.register(adminModeRoutes, { adminMode });
   await app.register(dbconfigRoutes, { dbconfig });
 }

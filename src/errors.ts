@@ -284,6 +284,44 @@ export const REASONS = {
     text: (value: string) =>
       `The expiration ${value} is not valid: give the minutes until the key expires (a whole number above 0), or -1 for never.`,
   },
+  // Migration packages (src/migration, docs/migration.md).
+  EAS0160E: {
+    status: 404,
+    text: (name: string) => `The package definition ${name} does not exist.`,
+  },
+  EAS0161E: {
+    status: 404,
+    text: (id: string, name: string) => `The package ${id} of the package definition ${name} does not exist.`,
+  },
+  EAS0162E: {
+    status: 400,
+    text: (id: string, status: string, operation: string) =>
+      `The package ${id} has the status ${status}, in which ${operation} is not possible.`,
+  },
+  EAS0163E: {
+    status: 400,
+    text: (target: string, name: string) =>
+      `The package definition ${name} has no distribution target ${target}.`,
+  },
+  EAS0164E: {
+    status: 400,
+    text: (reason: string) => `The package file is refused: ${reason}.`,
+  },
+  EAS0165E: {
+    status: 400,
+    text: (objectStructure: string, key: string, reason: string) =>
+      `The package cannot be deployed: the record ${key} of ${objectStructure} fails the target's rules: ${reason} Fix the data and recreate the package.`,
+  },
+  EAS0166E: {
+    status: 400,
+    text: (name: string, reason: string) => `The package definition ${name} cannot be used: ${reason}.`,
+  },
+  EAS0167E: {
+    status: 502,
+    text: (target: string, reason: string) =>
+      `The package could not be written to the database of the target ${target}: ${reason}.`,
+  },
+
   // Database configuration: custom attributes staged and applied (src/dbconfig, docs/dbconfig.md).
   EAS0170E: {
     status: 400,
@@ -521,6 +559,26 @@ export const errors = {
   apiKeyTooWeak: (why: string) => reason('EAS0073E', [why], { attrName: 'apikey', objPath: 'apikeytoken' }),
   apiKeyExpirationNotValid: (value: string) =>
     reason('EAS0074E', [value], { attrName: 'expiration', attrValue: value, objPath: 'apikeytoken' }),
+  packageDefinitionNotFound: (name: string) =>
+    reason('EAS0160E', [name], { attrName: 'pkgdefname', attrValue: name }),
+  packageNotFound: (id: string, name: string) =>
+    reason('EAS0161E', [id, name], { attrName: 'dmpackageid', attrValue: id }),
+  packageStatusRefused: (id: string, status: string, operation: string) =>
+    reason('EAS0162E', [id, status, operation], { attrName: 'dmpackageid', attrValue: id }),
+  packageTargetNotFound: (target: string, name: string) =>
+    reason('EAS0163E', [target, name], { attrName: 'targetname', attrValue: target }),
+  packageFileRefused: (why: string, entry?: string) =>
+    reason('EAS0164E', [why], { attrName: 'filename', ...(entry !== undefined && { attrValue: entry }) }),
+  packageRecordRefused: (objectStructure: string, key: string, why: string, attrName?: string) =>
+    reason('EAS0165E', [objectStructure, key, why], {
+      ...(attrName !== undefined && { attrName }),
+      attrValue: key,
+      objPath: objectStructure.toLowerCase(),
+    }),
+  packageDefinitionRefused: (name: string, why: string) =>
+    reason('EAS0166E', [name, why], { attrName: 'pkgdefname', attrValue: name }),
+  packageTargetUnreachable: (target: string, why: string) =>
+    reason('EAS0167E', [target, why], { attrName: 'targetname', attrValue: target }),
 
   objectNotConfigurable: (objectName: string) =>
     reason('EAS0170E', [objectName], {

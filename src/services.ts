@@ -14,6 +14,9 @@ import type { Storage } from './db/database.js';
 import { DbConfigService } from './dbconfig/service.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
+import { loadMasterKey } from './apikeys/vault.js';
+import { CredentialSeal } from './migration/credentials.js';
+import { MigrationService } from './migration/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
 import { observeServices } from './metrics/service-metrics.js';
 import { Metrics } from './metrics/service.js';
@@ -38,6 +41,7 @@ export interface ServiceGraph {
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
+  migration: MigrationService;
   adminMode: AdminModeService;
   dbconfig: DbConfigService;
   /** The SAML service provider, in `saml` mode only. */
@@ -137,6 +141,18 @@ export async function createServices(
       plans: resources.planCacheStatistics,
     },
   });
+  // Migration packages: definitions' and targets' rules, and CHANGE tracking inside every write (src/migration).
+  const migration = new MigrationService(
+    storage,
+    resources,
+    new CredentialSeal(await loadMasterKey(config.apiKeys.masterKey, config.dataDir)),
+    dbconfig,
+    adminMode,
+  );
+  await migration.start();
+  resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
+  resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
+  resources.addWriteObserver(migration.changeObserver);
   return {
     metrics,
     metadata,
@@ -163,6 +179,7 @@ export async function createServices(
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
+    migration,
     adminMode,
     dbconfig,
     saml:

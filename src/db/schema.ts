@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { AdminModeTables } from '../adminmode/repository.js';
 import type { DbConfigTables } from '../dbconfig/repository.js';
+import type { MigrationTables } from '../migration/repository.js';
 import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
@@ -111,7 +112,8 @@ export interface Database
     KeyCheckTables,
     PropertyTables,
     StablePageTables,
-    SamlTables {}
+    SamlTables,
+    MigrationTables {}
 
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;

@@ -271,6 +271,20 @@ const cases: readonly CrudCase[] = [
     }),
   },
   {
+    structure: 'MXAPIDMPKGDEF',
+    table: 'dmpackagedef',
+    uniqueId: 'dmpackagedefid',
+    key: (suffix) => ['pkgdefname', `CRUDPKG${suffix}`],
+    body: (_facts, suffix) => ({
+      pkgdefname: `CRUDPKG${suffix}`,
+      type: 'SNAPSHOT',
+      description: 'Crud test package definition',
+      dmpkgdefcontent: [{ objectstructure: 'MXAPIITEM', cfgdataorder: 1 }],
+    }),
+    update: { description: 'Crud test package definition, revised' },
+    updated: ['description', 'Crud test package definition, revised'],
+  },
+  {
     // One key per user: the second create (suffix 2) follows the delete of the first, for the same user.
     structure: 'MXAPIAPIKEY',
     table: 'apikeytoken',
@@ -408,7 +422,11 @@ describe('object-structure CRUD', () => {
   test('every object structure of the metadata has a case here', () => {
     assert.deepEqual(
       cases.map((entry) => entry.structure).sort(),
-      baseObjectStructures.map((structure) => structure.name).sort(),
+      baseObjectStructures
+        .map((structure) => structure.name)
+        // Packages are read-only records the migration service writes (docs/migration.md).
+        .filter((name) => name !== 'MXAPIDMPACKAGE')
+        .sort(),
     );
   });
 

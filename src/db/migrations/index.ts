@@ -11,6 +11,7 @@ import { oslcTransactions } from './0009-oslc-transactions.js';
 import { resourceModel } from './0010-resource-model.js';
 import { adminMode } from './0011-adminmode.js';
 import { dbconfig } from './0012-dbconfig.js';
+import { migrationPackages } from './0013-migration-packages.js';
 import { samlReplay } from './0014-saml-replay.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
@@ -33,6 +34,7 @@ export const migrations: readonly Migration[] = [
   resourceModel,
   adminMode,
   dbconfig,
+  migrationPackages,
   samlReplay,
 ];
 

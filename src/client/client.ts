@@ -281,12 +281,18 @@ export class EasClient {
       }),
     deploy: (ref: PackageRef): Promise<{ warningmsg?: string; [field: string]: unknown }> =>
       this.http.request('POST', 'dm/deploy', { body: ref }),
+    /** What deploying the package would add, change and delete, per object (on the target). */
+    preview: (ref: PackageRef): Promise<unknown> =>
+      this.http.request('GET', 'dm/preview', {
+        query: { pkgdefname: ref.pkgdefname, dmpackageid: ref.dmpackageid },
+      }),
     completeDeploy: (ref: PackageRef): Promise<unknown> =>
       this.http.request('POST', 'dm/completedeploy', { body: ref }),
     close: (ref: PackageRef): Promise<PackageRecord> =>
       this.http.request<PackageRecord>('POST', 'dm/close', { body: ref }),
     delete: (ref: PackageRef): Promise<unknown> => this.http.request('POST', 'dm/delete', { body: ref }),
-    reset: (pkgdefname: string): Promise<unknown> => this.http.request('POST', 'dm/reset', { body: { pkgdefname } }),
+    reset: (pkgdefname: string): Promise<unknown> =>
+      this.http.request('POST', 'dm/reset', { body: { pkgdefname } }),
     toggleActive: (pkgdefname: string): Promise<unknown> =>
       this.http.request('POST', 'dm/toggleactive', { body: { pkgdefname } }),
   };

@@ -181,7 +181,11 @@ export class HttpSession {
   ): Promise<{ response: Response; url: URL }> {
     await this.login();
     const url = this.url(path, { lean: 1, ...options.query });
-    const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders(), ...options.headers };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...this.authHeaders(),
+      ...options.headers,
+    };
     let body: string | Uint8Array | undefined;
     if (options.body instanceof Uint8Array) {
       body = options.body;
@@ -207,7 +211,11 @@ export class HttpSession {
   private async send(
     method: string,
     url: URL,
-    init: { headers: Record<string, string>; body?: string | Uint8Array | undefined; redirect?: RequestRedirect },
+    init: {
+      headers: Record<string, string>;
+      body?: string | Uint8Array | undefined;
+      redirect?: RequestRedirect;
+    },
   ): Promise<Response> {
     let response: Response;
     try {
@@ -221,7 +229,8 @@ export class HttpSession {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (cause) {
-      const reason = cause instanceof Error && cause.cause instanceof Error ? cause.cause.message : String(cause);
+      const reason =
+        cause instanceof Error && cause.cause instanceof Error ? cause.cause.message : String(cause);
       throw new EasClientError({
         kind: 'connection',
         message: `No answer from ${url.origin}: ${reason}`,
@@ -243,7 +252,10 @@ export class HttpSession {
     const expired = attributes.some((attribute) => {
       const [key = '', setting = ''] = attribute.split('=');
       const lower = key.trim().toLowerCase();
-      return (lower === 'max-age' && Number(setting) <= 0) || (lower === 'expires' && Date.parse(setting) < Date.now());
+      return (
+        (lower === 'max-age' && Number(setting) <= 0) ||
+        (lower === 'expires' && Date.parse(setting) < Date.now())
+      );
     });
     if (expired || value === '') this.cookies.delete(name);
     else this.cookies.set(name, value);
@@ -259,7 +271,8 @@ export class HttpSession {
     }
     const fields = readServerError(body);
     // Some deployments send the text without its code, some with `<code> - ` in front (docs/cli.md).
-    const reasonCode = fields?.reasonCode ?? /\b(BMXAA\d{4,5}[EWI]|EAS\d{4}[EWI])\b/.exec(fields?.message ?? '')?.[1];
+    const reasonCode =
+      fields?.reasonCode ?? /\b(BMXAA\d{4,5}[EWI]|EAS\d{4}[EWI])\b/.exec(fields?.message ?? '')?.[1];
     throw new EasClientError({
       kind: 'server',
       message: fields?.message ?? `${response.status} ${response.statusText}`.trim(),

@@ -1,5 +1,12 @@
 export { CollectionQuery, EasClient } from './client.js';
-export type { CollectionPage, LookupOptions, Member, PackageRecord, PackageRef, QueryOptions } from './client.js';
+export type {
+  CollectionPage,
+  LookupOptions,
+  Member,
+  PackageRecord,
+  PackageRef,
+  QueryOptions,
+} from './client.js';
 export { EasClientError, presentableUrl, readServerError } from './errors.js';
 export type { EasClientErrorKind, FailedRequest, ServerErrorFields } from './errors.js';
 export { HttpSession } from './http.js';

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { adminModeRoutes } from './adminmode/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
 import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
@@ -162,6 +163,7 @@ export async function buildApp(
     sessions,
     cookies,
     tokenCookie: config.auth.mode === 'appserver',
+    admission: graph.adminMode,
   });
 
   const authSettings: AuthSettings = {
@@ -192,7 +194,7 @@ interface ApiModulesOptions {
 /** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
 async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Promise<void> {
   const { root, config, services } = options;
-  const { resources, properties, apiKeys, lookups, metadata, system } = services;
+  const { resources, properties, apiKeys, lookups, metadata, system, adminMode } = services;
   const api = {
     root,
     contextRoot: config.contextRoot,
@@ -208,6 +210,7 @@ async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Pro
   await app.register(apiKeyRoutes, { apiKeys });
   await app.register(authRoutes, { root, ...options.login });
   await app.register(systemRoutes, { root, contextRoot: config.contextRoot, metadata, system });
+  await app.register(adminModeRoutes, { adminMode });
 }
 
 function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {

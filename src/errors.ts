@@ -284,6 +284,12 @@ export const REASONS = {
     text: (value: string) =>
       `The expiration ${value} is not valid: give the minutes until the key expires (a whole number above 0), or -1 for never.`,
   },
+
+  // Admin mode (src/adminmode, docs/adminmode.md).
+  BMXAA0578E: {
+    status: 400,
+    text: 'You must turn on Admin Mode before performing a structural database configuration.',
+  },
 } as const satisfies Record<string, Reason>;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -458,6 +464,9 @@ export const errors = {
   apiKeyTooWeak: (why: string) => reason('EAS0073E', [why], { attrName: 'apikey', objPath: 'apikeytoken' }),
   apiKeyExpirationNotValid: (value: string) =>
     reason('EAS0074E', [value], { attrName: 'expiration', attrValue: value, objPath: 'apikeytoken' }),
+
+  /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
+  adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
 } as const;
 
 export interface ErrorBodyOptions {

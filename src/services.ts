@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
 import { ApiKeyService } from './apikeys/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
@@ -29,6 +30,7 @@ export interface ServiceGraph {
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
+  adminMode: AdminModeService;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -83,6 +85,18 @@ export async function createServices(
   });
   await sessions.listen();
   await logins.listen();
+  const adminMode = new AdminModeService({
+    db: storage.db,
+    bus: storage.bus,
+    sessions,
+    defaults: () => ({
+      numsessions: properties.getInteger('mxe.adminmode.numsessions') ?? DEFAULT_NUMSESSIONS,
+      logoutmin: properties.getInteger('mxe.adminmode.logoutmin') ?? DEFAULT_LOGOUTMIN,
+    }),
+    serverName: config.serverName,
+    onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
+  });
+  await adminMode.start();
   resources.addWriteObserver(logins.reactivationObserver);
   resources.addWriteRules('MAXUSER', userWriteRules);
   const apiKeys = new ApiKeyService({
@@ -105,7 +119,9 @@ export async function createServices(
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
+    adminMode,
     async close() {
+      adminMode.close();
       await logins.flush();
       await properties.close();
     },

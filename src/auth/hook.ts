@@ -6,7 +6,7 @@ import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js'
 import { sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
 import type { AuthService } from './service.js';
 import { sameToken, type SessionEntry, type SessionService } from './sessions.js';
-import type { Access, AuthStrategy, Right, UserProfile } from './types.js';
+import type { Access, AuthStrategy, CallerAdmission, Right, UserProfile } from './types.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /**
@@ -41,6 +41,8 @@ export interface AccessHookOptions {
   cookies: CookiePolicy;
   /** Whether logins also get the token cookie (application-server security). */
   tokenCookie: boolean;
+  /** Admin mode's rules for every caller (docs/adminmode.md). */
+  admission: CallerAdmission;
   /**
    * A route prefix (`/maximo/api`) on which only this strategy is accepted and every request must carry its
    * credentials, public routes and unknown URLs included (the API-key route, docs/apikeys.md).
@@ -133,7 +135,12 @@ function authenticate(
       if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
       if (strategy.kind === 'session') {
         checkCsrf(request, request.session);
-      } else if (strategy.kind === 'login' || strategy.wantsSession?.(request) === true) {
+        const warning = options.admission.sessionWarning(profile);
+        if (warning !== undefined) reply.header('warning', warning);
+        return profile;
+      }
+      options.admission.admitCaller(profile);
+      if (strategy.kind === 'login' || strategy.wantsSession?.(request) === true) {
         return joinSession(request, reply, options, userid, strategy.name).then(() => profile);
       }
       return profile;

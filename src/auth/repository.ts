@@ -39,6 +39,8 @@ export interface ProfileRows {
     orgid: string | null;
   };
   groups: string[];
+  /** Whether one of the user's groups may log in during admin mode (`maxgroup.adminmodelogin`). */
+  adminModeLogin: boolean;
   rights: Array<{ objectstructure: string } & ObjectStructureRights>;
 }
 
@@ -61,7 +63,12 @@ export async function loadProfileRows(
     .where('maxuser.userid', '=', userid)
     .executeTakeFirst();
   if (!user) return undefined;
-  const groups = await db.selectFrom('groupuser').select('groupname').where('userid', '=', userid).execute();
+  const groups = await db
+    .selectFrom('groupuser')
+    .innerJoin('maxgroup', 'maxgroup.groupname', 'groupuser.groupname')
+    .select(['groupuser.groupname', 'maxgroup.adminmodelogin'])
+    .where('groupuser.userid', '=', userid)
+    .execute();
   const rights = await db
     .selectFrom('osauth')
     .innerJoin('groupuser', 'groupuser.groupname', 'osauth.groupname')
@@ -74,5 +81,10 @@ export async function loadProfileRows(
     ])
     .where('groupuser.userid', '=', userid)
     .execute();
-  return { user, groups: groups.map((group) => group.groupname), rights };
+  return {
+    user,
+    groups: groups.map((group) => group.groupname),
+    adminModeLogin: groups.some((group) => group.adminmodelogin),
+    rights,
+  };
 }

@@ -110,6 +110,7 @@ export class AuthService {
       defaultOrg: rows.user.orgid,
       groups: rows.groups,
       isAdmin: rows.groups.includes(ADMIN_GROUP),
+      adminModeLogin: rows.adminModeLogin,
       rights,
     };
   }

@@ -63,6 +63,18 @@ export interface SessionServiceOptions {
 
 export type CookieKind = 'session' | 'token';
 
+/**
+ * Decides, inside the transaction that opens a session, whether it may open (admin mode's login rules,
+ * docs/adminmode.md); throws the refusal, which rolls the insert back.
+ */
+export type SessionAdmission = (transaction: SessionDb, userid: string) => Promise<void>;
+
+/** A session row deleted by another module's transaction, to be announced as ended. */
+export interface EndedSession {
+  sessionhash: string;
+  tokenhash: string | null;
+}
+
 const CHANNEL = 'session';
 const MINUTE = 60_000;
 /** Cookie values this service issues are 43 characters of base64url; anything far longer is not one of them. */
@@ -119,6 +131,7 @@ export class SessionService {
   private readonly now: () => number;
   private readonly echoes = new Echoes();
   private lastPurge = 0;
+  private admission: SessionAdmission | undefined;
 
   constructor(private readonly options: SessionServiceOptions) {
     this.idleMs = options.idleMinutes * MINUTE;
@@ -132,6 +145,31 @@ export class SessionService {
       this.forget(payload);
       this.echoes.hear(payload);
     });
+  }
+
+  /** Sets the check every new session passes (one; admin mode's). */
+  setAdmission(admission: SessionAdmission): void {
+    this.admission = admission;
+  }
+
+  /** Sessions whose row shows activity since this are live: the idle timeout plus the write-back interval. */
+  activeSince(now: number = this.now()): Date {
+    return new Date(now - this.idleMs - this.writeBackMs);
+  }
+
+  /** Announces sessions that `transaction` deletes: every process drops them when it commits. */
+  async announceEnded(transaction: SessionDb, ended: readonly EndedSession[]): Promise<void> {
+    for (const session of ended)
+      await this.options.bus.notify<SessionTables>(
+        transaction,
+        CHANNEL,
+        `${session.sessionhash} ${session.tokenhash ?? ''}`,
+      );
+  }
+
+  /** After the commit of `announceEnded`'s transaction: this process drops them at once. */
+  forgetEnded(ended: readonly EndedSession[]): void {
+    for (const session of ended) this.drop(session.sessionhash, session.tokenhash);
   }
 
   async open(request: NewSessionRequest): Promise<OpenedSession> {
@@ -150,6 +188,7 @@ export class SessionService {
     // Every login has its own session, as on the deployed systems; clients that send credentials on every call
     // without the cookie open one per call, so the user's oldest beyond the bound end with the insert.
     const evicted = await this.options.db.transaction().execute(async (transaction) => {
+      if (this.admission) await this.admission(transaction, request.userid);
       await insertSession(transaction, {
         ...row,
         scheme: request.scheme,

@@ -21,6 +21,8 @@ export interface UserProfile {
   groups: readonly string[];
   /** Member of the administrators' group: every right on every object structure. */
   isAdmin: boolean;
+  /** A member of a group that may log in during admin mode (`maxgroup.adminmodelogin`, docs/adminmode.md). */
+  adminModeLogin: boolean;
   /** Rights by object-structure name (upper case), merged over the user's groups. */
   rights: ReadonlyMap<string, ObjectStructureRights>;
 }
@@ -56,4 +58,15 @@ export interface AuthStrategy {
   authenticate(request: FastifyRequest): MaybePromise<string>;
   /** For `token` strategies: whether this request also asks for a session cookie (API key with `enablesession=1`). */
   wantsSession?(request: FastifyRequest): boolean;
+}
+
+/**
+ * Who may call while the deployment is in admin mode (src/adminmode, docs/adminmode.md), decided from the cached
+ * state and the profile: no database read.
+ */
+export interface CallerAdmission {
+  /** A login or API-key call: throws the refusal when the user may not call now. */
+  admitCaller(profile: UserProfile): void;
+  /** A request in an existing session: the warning header's value to answer with, if any; throws when it ended. */
+  sessionWarning(profile: UserProfile): string | undefined;
 }

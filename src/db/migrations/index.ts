@@ -9,6 +9,7 @@ import { apiKeys } from './0007-apikeys.js';
 import { hardening } from './0008-hardening.js';
 import { oslcTransactions } from './0009-oslc-transactions.js';
 import { resourceModel } from './0010-resource-model.js';
+import { adminMode } from './0011-adminmode.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -28,6 +29,7 @@ export const migrations: readonly Migration[] = [
   hardening,
   oslcTransactions,
   resourceModel,
+  adminMode,
 ];
 
 export const migrationProvider: MigrationProvider = {

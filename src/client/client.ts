@@ -176,12 +176,16 @@ export class EasClient {
   }
 
   /** A child collection of a resource, at its own address (`/os/<os>/<id>/<child>`). */
-  children(objectStructure: string, id: string, child: string, options: QueryOptions = {}): CollectionQuery {
-    return new CollectionQuery(
-      this.http,
-      `os/${segment(objectStructure)}/${segment(id)}/${segment(child)}`,
-      collectionQuery(options),
-    );
+  children(
+    objectStructure: string,
+    idOrHref: string,
+    child: string,
+    options: QueryOptions = {},
+  ): CollectionQuery {
+    const parent = /^https?:/.test(idOrHref)
+      ? idOrHref.replace(/\/+$/, '')
+      : `os/${segment(objectStructure)}/${segment(idOrHref)}`;
+    return new CollectionQuery(this.http, `${parent}/${segment(child)}`, collectionQuery(options));
   }
 
   /** The valid values of an attribute (`getlist~<attr>`). */

@@ -260,25 +260,42 @@ async function printCollection(
     io.stdout.write(renderTable(rows, columnsOf(rows, wanted)));
     return;
   }
-  // JSON and CSV stream page by page, so that --all over a large collection holds one page in memory.
+  // JSON and CSV stream page by page, so that --all over a large collection holds one page in memory. Nothing is
+  // written before the first page arrived, so that a refused query leaves stdout to the error object.
   let columns: string[] | undefined;
+  let opened = false;
   let first = true;
-  if (format === 'json') io.stdout.write('[');
-  for await (const page of pages) {
-    for (const member of page.member) {
-      if (format === 'json') {
-        io.stdout.write(`${first ? '\n' : ',\n'}${JSON.stringify(member)}`);
-      } else {
-        columns ??= columnsOf(page.member, wanted);
-        if (first) io.stdout.write(csvLine(columns));
-        io.stdout.write(csvLine(columns.map((column) => member[column])));
+  try {
+    for await (const page of pages) {
+      if (!opened && format === 'json') io.stdout.write('[');
+      opened = true;
+      for (const member of page.member) {
+        if (format === 'json') {
+          io.stdout.write(`${first ? '\n' : ',\n'}${JSON.stringify(member)}`);
+        } else {
+          columns ??= columnsOf(page.member, wanted);
+          if (first) io.stdout.write(csvLine(columns));
+          io.stdout.write(csvLine(columns.map((column) => member[column])));
+        }
+        first = false;
       }
-      first = false;
+      if (!options.all) break;
     }
-    if (!options.all) break;
+  } catch (error) {
+    if (!opened) throw error;
+    // A later page failed: the array is closed so that what was printed still parses; the failure goes to stderr.
+    if (format === 'json') io.stdout.write(first ? ']\n' : '\n]\n');
+    throw new OutputStarted(error);
   }
-  if (format === 'json') io.stdout.write(first ? ']\n' : '\n]\n');
+  if (format === 'json') io.stdout.write(first ? '[]\n' : '\n]\n');
   else if (first && wanted) io.stdout.write(csvLine(wanted));
+}
+
+/** A failure after output was written: it is reported on stderr only. */
+class OutputStarted extends Error {
+  constructor(readonly failure: unknown) {
+    super('output started');
+  }
 }
 
 function collectionOptions(command: Command): Command {
@@ -488,6 +505,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (error.exitCode === 0) return EXIT.ok;
       return EXIT.usage;
     }
+    if (error instanceof OutputStarted) return report(io, error.failure, false);
     return report(io, error, json);
   }
 }

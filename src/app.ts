@@ -29,6 +29,7 @@ import { redactBody, redactUrl } from './http/redact.js';
 import { sendJson } from './http/reply.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { lookupRoutes } from './lookups/routes.js';
+import { migrationRoutes } from './migration/routes.js';
 import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
 import { oslcRoutes } from './oslc/routes.js';
 import { propertyRoutes } from './properties/routes.js';
@@ -194,7 +195,7 @@ interface ApiModulesOptions {
 /** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
 async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Promise<void> {
   const { root, config, services } = options;
-  const { resources, properties, apiKeys, lookups, metadata, system, adminMode } = services;
+  const { resources, properties, apiKeys, lookups, metadata, system, adminMode, migration } = services;
   const api = {
     root,
     contextRoot: config.contextRoot,
@@ -211,6 +212,7 @@ async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Pro
   await app.register(authRoutes, { root, ...options.login });
   await app.register(systemRoutes, { root, contextRoot: config.contextRoot, metadata, system });
   await app.register(adminModeRoutes, { adminMode });
+  await app.register(migrationRoutes, { migration });
 }
 
 function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {

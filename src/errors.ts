@@ -290,6 +290,43 @@ export const REASONS = {
     status: 400,
     text: 'You must turn on Admin Mode before performing a structural database configuration.',
   },
+  // Migration packages (src/migration, docs/migration.md).
+  EAS0160E: {
+    status: 404,
+    text: (name: string) => `The package definition ${name} does not exist.`,
+  },
+  EAS0161E: {
+    status: 404,
+    text: (id: string, name: string) => `The package ${id} of the package definition ${name} does not exist.`,
+  },
+  EAS0162E: {
+    status: 400,
+    text: (id: string, status: string, operation: string) =>
+      `The package ${id} has the status ${status}, in which ${operation} is not possible.`,
+  },
+  EAS0163E: {
+    status: 400,
+    text: (target: string, name: string) =>
+      `The package definition ${name} has no distribution target ${target}.`,
+  },
+  EAS0164E: {
+    status: 400,
+    text: (reason: string) => `The package file is refused: ${reason}.`,
+  },
+  EAS0165E: {
+    status: 400,
+    text: (objectStructure: string, key: string, reason: string) =>
+      `The package cannot be deployed: the record ${key} of ${objectStructure} fails the target's rules: ${reason} Fix the data and recreate the package.`,
+  },
+  EAS0166E: {
+    status: 400,
+    text: (name: string, reason: string) => `The package definition ${name} cannot be used: ${reason}.`,
+  },
+  EAS0167E: {
+    status: 502,
+    text: (target: string, reason: string) =>
+      `The package could not be written to the database of the target ${target}: ${reason}.`,
+  },
 } as const satisfies Record<string, Reason>;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -467,6 +504,26 @@ export const errors = {
 
   /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
   adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
+  packageDefinitionNotFound: (name: string) =>
+    reason('EAS0160E', [name], { attrName: 'pkgdefname', attrValue: name }),
+  packageNotFound: (id: string, name: string) =>
+    reason('EAS0161E', [id, name], { attrName: 'dmpackageid', attrValue: id }),
+  packageStatusRefused: (id: string, status: string, operation: string) =>
+    reason('EAS0162E', [id, status, operation], { attrName: 'dmpackageid', attrValue: id }),
+  packageTargetNotFound: (target: string, name: string) =>
+    reason('EAS0163E', [target, name], { attrName: 'targetname', attrValue: target }),
+  packageFileRefused: (why: string, entry?: string) =>
+    reason('EAS0164E', [why], { attrName: 'filename', ...(entry !== undefined && { attrValue: entry }) }),
+  packageRecordRefused: (objectStructure: string, key: string, why: string, attrName?: string) =>
+    reason('EAS0165E', [objectStructure, key, why], {
+      ...(attrName !== undefined && { attrName }),
+      attrValue: key,
+      objPath: objectStructure.toLowerCase(),
+    }),
+  packageDefinitionRefused: (name: string, why: string) =>
+    reason('EAS0166E', [name, why], { attrName: 'pkgdefname', attrValue: name }),
+  packageTargetUnreachable: (target: string, why: string) =>
+    reason('EAS0167E', [target, why], { attrName: 'targetname', attrValue: target }),
 } as const;
 
 export interface ErrorBodyOptions {

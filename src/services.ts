@@ -13,6 +13,9 @@ import type { Storage } from './db/database.js';
 import type { DynamicDatabase } from './db/schema.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
+import { loadMasterKey } from './apikeys/vault.js';
+import { CredentialSeal } from './migration/credentials.js';
+import { MigrationService } from './migration/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
@@ -31,6 +34,7 @@ export interface ServiceGraph {
   lookups: LookupService;
   system: SystemService;
   adminMode: AdminModeService;
+  migration: MigrationService;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -108,6 +112,16 @@ export async function createServices(
   await apiKeys.start();
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
+  // Migration packages: definitions' and targets' rules, and CHANGE tracking inside every write (src/migration).
+  const migration = new MigrationService(
+    storage,
+    resources,
+    new CredentialSeal(await loadMasterKey(config.apiKeys.masterKey, config.dataDir)),
+  );
+  await migration.start();
+  resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
+  resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
+  resources.addWriteObserver(migration.changeObserver);
   return {
     metadata,
     auth,
@@ -120,6 +134,7 @@ export async function createServices(
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
     adminMode,
+    migration,
     async close() {
       adminMode.close();
       await logins.flush();

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, DynamicDatabase } from '../db/schema.js';
 
 /** How many rows of each kind one seeding inserted; all zero when the demo data was already there. */
@@ -1027,6 +1027,83 @@ function buildSpecs(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
 }
 
 /**
+ * Two working migration package definitions (docs/migration.md, "Demo definitions"): DEMOSNAP, a SNAPSHOT of the
+ * Bedford locations and assets, and DEMOCHANGE, a CHANGE definition of items, active from the start; both with a
+ * FILE target. `source` is this database's identity, as the migration service derives it.
+ */
+async function seedPackageDefinitions(db: Kysely<DynamicDatabase>, now: Date): Promise<void> {
+  const identity = await sql<{ source: string }>`
+    select coalesce(host(inet_server_addr()) || ':' || inet_server_port()::text, 'localhost') || '/' ||
+      current_database() || '/' || current_schema() as source`.execute(db);
+  const source = identity.rows[0]!.source;
+  const stamp = { changedate: now, changeby: CHANGEBY };
+  await db
+    .insertInto('dmpackagedef')
+    .values([
+      {
+        pkgdefname: 'DEMOSNAP',
+        source,
+        type: 'SNAPSHOT',
+        status: 'APPR',
+        statusdate: now,
+        active: false,
+        description: 'Bedford locations and assets',
+        xmlaction: 'AddChange',
+        batchsize: 500,
+        ...stamp,
+      },
+      {
+        pkgdefname: 'DEMOCHANGE',
+        source,
+        type: 'CHANGE',
+        status: 'APPR',
+        statusdate: now,
+        active: true,
+        description: 'Changes of items',
+        xmlaction: 'AddChange',
+        batchsize: 500,
+        ...stamp,
+      },
+    ])
+    .execute();
+  await db
+    .insertInto('dmpkgdefcontent')
+    .values([
+      {
+        pkgdefname: 'DEMOSNAP',
+        objectstructure: 'MXAPIOPERLOC',
+        whereclause: 'siteid="BEDFORD"',
+        cfgdataorder: 1,
+      },
+      {
+        pkgdefname: 'DEMOSNAP',
+        objectstructure: 'MXAPIASSET',
+        whereclause: 'siteid="BEDFORD"',
+        cfgdataorder: 2,
+      },
+      { pkgdefname: 'DEMOCHANGE', objectstructure: 'MXAPIITEM', whereclause: null, cfgdataorder: 1 },
+    ])
+    .execute();
+  await db
+    .insertInto('dmpkgdsttrgt')
+    .values([
+      {
+        pkgdefname: 'DEMOSNAP',
+        targetname: 'DEMOFILE',
+        type: 'FILE',
+        description: 'Package file to download',
+      },
+      {
+        pkgdefname: 'DEMOCHANGE',
+        targetname: 'DEMOFILE',
+        type: 'FILE',
+        description: 'Package file to download',
+      },
+    ])
+    .execute();
+}
+
+/**
  * Loads the EAGLENA demonstration organization: two sites, a location hierarchy, assets, items, work orders, two
  * users and their security groups. Runs once: if EAGLENA exists nothing is written and the counts are zero.
  */
@@ -1157,6 +1234,8 @@ export async function seedDemoData(db: Kysely<Database>, options: SeedOptions): 
     );
     await trx.insertInto('osauth').values(rights).execute();
     summary.groupRights = rights.length;
+
+    await seedPackageDefinitions(dynamic, now);
 
     return summary;
   });

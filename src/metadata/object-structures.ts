@@ -94,6 +94,17 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
   },
   // Administrators' view of API keys (docs/apikeys.md, "MXAPIAPIKEY"); writes follow the rules of src/apikeys.
   { name: 'MXAPIAPIKEY', description: 'API keys', root: 'APIKEYTOKEN' },
+  // Migration package definitions and packages (docs/migration.md).
+  {
+    name: 'MXAPIDMPKGDEF',
+    description: 'Migration package definitions',
+    root: 'DMPACKAGEDEF',
+    children: [
+      { name: 'dmpkgdefcontent', object: 'DMPKGDEFCONTENT', on: [['pkgdefname', 'pkgdefname']] },
+      { name: 'dmpkgdsttrgt', object: 'DMPKGDSTTRGT', on: [['pkgdefname', 'pkgdefname']] },
+    ],
+  },
+  { name: 'MXAPIDMPACKAGE', description: 'Migration packages', root: 'DMPACKAGE' },
   // The person-and-user structure of the platform's tooling: `maxuser` is one object, not an array (docs/compatibility.md).
   {
     name: 'MASPERUSER',

@@ -1,4 +1,5 @@
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
+import { packageDomainIds } from '../db/migrations/0013-migration-packages.js';
 import { baseObjects } from './objects/index.js';
 import { baseObjectStructures } from './object-structures.js';
 import type {
@@ -58,7 +59,7 @@ export class MetadataRegistry {
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
     structures: readonly ObjectStructureDef[] = baseObjectStructures,
-    domainIds: Iterable<string> = systemDomainIds,
+    domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds],
   ) {
     validateMetadata(objects, structures, new Set(domainIds));
     for (const def of objects) this.objects.set(def.name, indexObject(def));

@@ -5,6 +5,10 @@ import { asset } from './asset.js';
 import { assetmeter } from './assetmeter.js';
 import { assetspec } from './assetspec.js';
 import { assetstatus } from './assetstatus.js';
+import { dmpackage } from './dmpackage.js';
+import { dmpackagedef } from './dmpackagedef.js';
+import { dmpkgdefcontent } from './dmpkgdefcontent.js';
+import { dmpkgdsttrgt } from './dmpkgdsttrgt.js';
 import { groupuser } from './groupuser.js';
 import { item } from './item.js';
 import { locations } from './locations.js';
@@ -42,4 +46,8 @@ export const baseObjects: readonly ObjectDef[] = [
   assetstatus,
   assetspec,
   assetmeter,
+  dmpackagedef,
+  dmpkgdefcontent,
+  dmpkgdsttrgt,
+  dmpackage,
 ];

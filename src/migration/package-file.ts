@@ -1,0 +1,299 @@
+import { createHash } from 'node:crypto';
+import { Readable, type Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import yauzl from 'yauzl';
+import yazl from 'yazl';
+import { errors } from '../errors.js';
+
+/*
+ * The package file (docs/migration.md, "The package file"): a zip of `manifest.json` and one NDJSON file per object
+ * structure, written by yazl and read by yauzl, both streaming, so neither side holds a whole package in memory.
+ */
+
+export const FORMAT_VERSION = 1;
+export const MANIFEST_NAME = 'manifest.json';
+
+/** Limits of an uploaded file; beyond them it is refused as a zip bomb or as malformed. */
+export const FILE_LIMITS = {
+  /** Entries in the archive: the manifest and one per object structure. */
+  entries: 200,
+  /** Bytes of the manifest once uncompressed. */
+  manifestBytes: 1024 * 1024,
+  /** Uncompressed bytes of the whole archive. */
+  totalBytes: 4 * 1024 * 1024 * 1024,
+  /** Uncompressed bytes per compressed byte of one entry (NDJSON of records compresses about 10:1). */
+  ratio: 200,
+  /** Entries smaller than this are not held to the ratio. */
+  ratioFloor: 64 * 1024,
+  /** Bytes of one NDJSON line (one record with its children). */
+  lineBytes: 8 * 1024 * 1024,
+} as const;
+
+const DataEntry = Type.Object(
+  {
+    name: Type.String({ pattern: '^data/[0-9]{3}-[A-Z0-9_]{1,30}\\.ndjson$' }),
+    objectstructure: Type.String({ pattern: '^[A-Z0-9_]{1,30}$' }),
+    cfgdataorder: Type.Integer({ minimum: 0 }),
+    count: Type.Integer({ minimum: 0 }),
+    bytes: Type.Integer({ minimum: 0 }),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Manifest = Type.Object(
+  {
+    formatVersion: Type.Literal(FORMAT_VERSION),
+    source: Type.String({ minLength: 1, maxLength: 200 }),
+    pkgdefname: Type.String({ minLength: 1, maxLength: 30 }),
+    type: Type.Union([Type.Literal('CHANGE'), Type.Literal('SNAPSHOT')]),
+    xmlaction: Type.Union([Type.Literal('AddChange'), Type.Literal('Replace')]),
+    package: Type.String({ minLength: 1, maxLength: 60 }),
+    readme: Type.Optional(Type.String({ maxLength: 1000 })),
+    createby: Type.String({ maxLength: 30 }),
+    createdate: Type.String({ format: 'date-time' }),
+    entries: Type.Array(DataEntry, { maxItems: FILE_LIMITS.entries - 1 }),
+  },
+  { additionalProperties: false },
+);
+export type Manifest = Static<typeof Manifest>;
+export type ManifestEntry = Manifest['entries'][number];
+
+/** One data file of a package to write: its lines come from `lines`, read only when the zip reaches the entry. */
+export interface DataSource {
+  name: string;
+  lines: () => AsyncIterable<string>;
+}
+
+/** The package file as a stream: the manifest first, then each data file in deploy order. */
+export function writePackageFile(manifest: Manifest, sources: readonly DataSource[]): Readable {
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(Buffer.from(JSON.stringify(manifest, null, 2)), MANIFEST_NAME);
+  for (const source of sources) {
+    zip.addReadStreamLazy(source.name, (callback) => {
+      callback(null, Readable.from(withNewlines(source.lines())));
+    });
+  }
+  zip.end();
+  return Readable.from(zip.outputStream as AsyncIterable<Buffer>);
+}
+
+async function* withNewlines(lines: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  for await (const line of lines) yield Buffer.from(`${line}\n`);
+}
+
+/** What a data file's lines are handed to as they are read: a batch of lines of one entry. */
+export type LineSink = (entry: ManifestEntry, lines: string[], batch: number) => Promise<void>;
+
+/**
+ * Reads and checks an uploaded package file (`path`, on disk): every entry's name, type and size before any data is
+ * read, then the manifest against its schema, then each data file against the manifest's size, count and SHA-256,
+ * handing its lines to `sink` in batches of `batchSize`. Any fault refuses the whole file (the caller's transaction
+ * undoes what the sink wrote). Every check but the data's own runs before the sink hears anything.
+ */
+export async function readPackageFile(
+  path: string,
+  batchSize: number,
+  sink: LineSink,
+  /** Hears the checked manifest before any data is read; false: check the data but hand none to the sink. */
+  onManifest: (manifest: Manifest) => Promise<boolean>,
+): Promise<Manifest> {
+  const zip = await openZip(path);
+  try {
+    const entries = await listEntries(zip);
+    const manifestEntry = entries.get(MANIFEST_NAME);
+    if (!manifestEntry) throw errors.packageFileRefused(`it holds no ${MANIFEST_NAME}`);
+    if (manifestEntry.uncompressedSize > FILE_LIMITS.manifestBytes)
+      throw errors.packageFileRefused('the manifest is too large', MANIFEST_NAME);
+    const manifest = parseManifest(await readWhole(zip, manifestEntry));
+    const listed = new Set([MANIFEST_NAME, ...manifest.entries.map((entry) => entry.name)]);
+    for (const name of entries.keys()) {
+      if (!listed.has(name))
+        throw errors.packageFileRefused('it holds an entry the manifest does not list', name);
+    }
+    const store = await onManifest(manifest);
+    const handOver: LineSink = store ? sink : async () => undefined;
+    for (const expected of manifest.entries) {
+      const entry = entries.get(expected.name);
+      if (!entry) throw errors.packageFileRefused('an entry the manifest lists is missing', expected.name);
+      if (entry.uncompressedSize !== expected.bytes)
+        throw errors.packageFileRefused('an entry is not of the size the manifest gives', expected.name);
+      await readLines(zip, entry, expected, batchSize, handOver);
+    }
+    return manifest;
+  } finally {
+    zip.close();
+  }
+}
+
+function openZip(path: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(
+      path,
+      { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true },
+      (error, zip) => {
+        if (error) reject(errors.packageFileRefused(`it is not a readable zip archive (${error.message})`));
+        else resolve(zip);
+      },
+    );
+  });
+}
+
+/** Every entry, checked by its central-directory record alone: names, kinds, sizes, duplicates. */
+function listEntries(zip: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
+  if (zip.entryCount > FILE_LIMITS.entries)
+    return Promise.reject(errors.packageFileRefused(`it holds more than ${FILE_LIMITS.entries} entries`));
+  return new Promise((resolve, reject) => {
+    const entries = new Map<string, yauzl.Entry>();
+    let total = 0;
+    const fail = (error: unknown) => {
+      zip.removeAllListeners();
+      reject(error);
+    };
+    zip.on('error', (error: Error) =>
+      fail(errors.packageFileRefused(`it is not a valid zip archive (${error.message})`)),
+    );
+    zip.on('entry', (entry: yauzl.Entry) => {
+      const name = entry.fileName;
+      const refusal = entryRefusal(entry, entries);
+      if (refusal) return fail(errors.packageFileRefused(refusal, name));
+      total += entry.uncompressedSize;
+      if (total > FILE_LIMITS.totalBytes)
+        return fail(errors.packageFileRefused('its uncompressed size is beyond the limit', name));
+      entries.set(name, entry);
+      zip.readEntry();
+    });
+    zip.on('end', () => resolve(entries));
+    zip.readEntry();
+  });
+}
+
+const UNIX_FILE_TYPE_MASK = 0o170000;
+const UNIX_REGULAR_FILE = 0o100000;
+
+function entryRefusal(entry: yauzl.Entry, seen: ReadonlyMap<string, yauzl.Entry>): string | undefined {
+  const name = entry.fileName;
+  if (yauzl.validateFileName(name) !== null || name.split('/').some((part) => part === '..' || part === '.'))
+    return 'an entry has an absolute path or leaves the archive';
+  if (name.endsWith('/')) return 'it holds a directory entry';
+  if (seen.has(name)) return 'an entry appears twice';
+  // Unix mode in the high 16 bits (when made on Unix): only regular files, never links or devices.
+  const mode = (entry.externalFileAttributes >>> 16) & UNIX_FILE_TYPE_MASK;
+  if (mode !== 0 && mode !== UNIX_REGULAR_FILE) return 'an entry is a link or not a regular file';
+  if (entry.isEncrypted()) return 'an entry is encrypted';
+  if (!entry.canDecodeFileData()) return 'an entry uses an unsupported compression';
+  if (
+    entry.uncompressedSize > FILE_LIMITS.ratioFloor &&
+    entry.uncompressedSize > Math.max(entry.compressedSize, 1) * FILE_LIMITS.ratio
+  )
+    return 'an entry expands beyond the allowed compression ratio';
+  return undefined;
+}
+
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    zip.openReadStream(entry, (error, stream) => {
+      if (error)
+        reject(errors.packageFileRefused(`an entry cannot be read (${error.message})`, entry.fileName));
+      else resolve(stream);
+    });
+  });
+}
+
+async function readWhole(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
+  } catch (error) {
+    throw asRefusal(error, entry.fileName);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseManifest(text: string): Manifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw errors.packageFileRefused('the manifest is not JSON', MANIFEST_NAME);
+  }
+  if (!Value.Check(Manifest, parsed)) {
+    const first = Value.Errors(Manifest, parsed)[0];
+    throw errors.packageFileRefused(
+      `the manifest is not valid (${first ? `${first.instancePath || 'manifest'} ${first.message}` : 'schema'})`,
+      MANIFEST_NAME,
+    );
+  }
+  const names = new Set(parsed.entries.map((entry) => entry.name));
+  if (names.size !== parsed.entries.length || names.has(MANIFEST_NAME))
+    throw errors.packageFileRefused('the manifest lists an entry twice', MANIFEST_NAME);
+  return parsed;
+}
+
+/** Streams one data file: lines to the sink in batches; size, line count and SHA-256 checked at the end. */
+async function readLines(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  expected: ManifestEntry,
+  batchSize: number,
+  sink: LineSink,
+): Promise<void> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let count = 0;
+  let batch: string[] = [];
+  let batchNumber = 0;
+  let pending = '';
+  const decoder = new StringDecoder('utf8');
+  try {
+    for await (const chunk of await openEntry(zip, entry)) {
+      const buffer = chunk as Buffer;
+      hash.update(buffer);
+      bytes += buffer.length;
+      pending += decoder.write(buffer);
+      let newline = pending.indexOf('\n');
+      while (newline >= 0) {
+        batch.push(pending.slice(0, newline));
+        count += 1;
+        pending = pending.slice(newline + 1);
+        newline = pending.indexOf('\n');
+        if (batch.length >= batchSize) {
+          await sink(expected, batch, batchNumber++);
+          batch = [];
+        }
+      }
+      if (pending.length > FILE_LIMITS.lineBytes)
+        throw errors.packageFileRefused('a record line is too long', entry.fileName);
+    }
+  } catch (error) {
+    throw asRefusal(error, entry.fileName);
+  }
+  if (pending.length > 0) throw errors.packageFileRefused('the last record line is cut off', entry.fileName);
+  if (bytes !== expected.bytes || hash.digest('hex') !== expected.sha256)
+    throw errors.packageFileRefused('an entry does not match its SHA-256 in the manifest', entry.fileName);
+  if (count !== expected.count)
+    throw errors.packageFileRefused(
+      'an entry does not hold the number of records the manifest gives',
+      entry.fileName,
+    );
+  if (batch.length > 0) await sink(expected, batch, batchNumber);
+}
+
+function asRefusal(error: unknown, name: string): unknown {
+  if (error instanceof Error && !('reasonCode' in error))
+    return errors.packageFileRefused(`an entry cannot be read (${error.message})`, name);
+  return error;
+}
+
+/** Streams a readable into a writable, refusing more than `limit` bytes. */
+export async function copyLimited(from: AsyncIterable<Buffer>, to: Writable, limit: number): Promise<number> {
+  let total = 0;
+  for await (const chunk of from) {
+    total += chunk.length;
+    if (total > limit) throw errors.bodyTooLarge(limit);
+    if (!to.write(chunk)) await new Promise((resolve) => to.once('drain', resolve));
+  }
+  return total;
+}

@@ -1,0 +1,284 @@
+import { sql, type Generated, type Kysely, type Selectable } from 'kysely';
+
+/** Tables of migration packages (src/db/migrations/0013-migration-packages.ts). */
+export interface DmPackageDefTable {
+  dmpackagedefid: Generated<number>;
+  pkgdefname: string;
+  source: string;
+  type: 'CHANGE' | 'SNAPSHOT';
+  status: string;
+  description: string | null;
+  active: boolean;
+  xmlaction: 'AddChange' | 'Replace';
+  batchsize: number;
+  changedate: Date | null;
+  changeby: string | null;
+}
+
+export interface DmPkgDefContentTable {
+  pkgdefname: string;
+  objectstructure: string;
+  whereclause: string | null;
+  cfgdataorder: number;
+}
+
+export interface DmPkgDstTrgtTable {
+  pkgdefname: string;
+  targetname: string;
+  type: string;
+  url: string | null;
+  username: string | null;
+  password: string | null;
+  schemaname: string | null;
+}
+
+export interface DmPackageTable {
+  dmpackageid: Generated<number>;
+  pkgdefname: string;
+  source: string;
+  package: string;
+  type: string;
+  status: string;
+  statusdate: Generated<Date>;
+  filename: string | null;
+  readme: string | null;
+  createby: string | null;
+  createdate: Generated<Date>;
+  changeby: string | null;
+  progressstatus: string | null;
+  distributionmessage: string | null;
+  side: 'SOURCE' | 'TARGET';
+}
+
+export interface DmPkgStagingTable {
+  dmpkgstagingid: Generated<number>;
+  dmpackageid: number;
+  type: string;
+  cfgobject: string | null;
+  cfgdataorder: number;
+  chunk: number;
+  cfgobjectcount: number;
+  content: string;
+}
+
+export interface DmPkgChangeTable {
+  dmpkgchangeid: Generated<number>;
+  pkgdefname: string;
+  objectstructure: string;
+  operation: string;
+  keyvalues: string;
+  changedate: Generated<Date>;
+}
+
+export interface MigrationDatabase {
+  dmpackagedef: DmPackageDefTable;
+  dmpkgdefcontent: DmPkgDefContentTable;
+  dmpkgdsttrgt: DmPkgDstTrgtTable;
+  dmpackage: DmPackageTable;
+  dmpkgstaging: DmPkgStagingTable;
+  dmpkgchange: DmPkgChangeTable;
+}
+
+export type Db = Kysely<MigrationDatabase>;
+export type PackageDefinition = Selectable<DmPackageDefTable>;
+export type PackageContent = Selectable<DmPkgDefContentTable>;
+export type PackageTarget = Selectable<DmPkgDstTrgtTable>;
+export type PackageRow = Selectable<DmPackageTable>;
+export type PackageValues = Omit<DmPackageTable, 'dmpackageid' | 'statusdate' | 'createdate'>;
+
+/** Identity of this deployment's database: host, database and schema (docs/migration.md, "Source"). */
+export async function databaseIdentity(db: Db): Promise<string> {
+  const result = await sql<{ host: string | null; port: number | null; name: string; schema: string }>`
+    select host(inet_server_addr()) as host, inet_server_port() as port, current_database() as name,
+      current_schema() as schema`.execute(db);
+  const row = result.rows[0]!;
+  const host = row.host === null ? 'localhost' : `${row.host}:${String(row.port ?? '')}`;
+  return `${host}/${row.name}/${row.schema}`;
+}
+
+export async function findDefinition(db: Db, pkgdefname: string): Promise<PackageDefinition | undefined> {
+  return db.selectFrom('dmpackagedef').selectAll().where('pkgdefname', '=', pkgdefname).executeTakeFirst();
+}
+
+export async function lockDefinition(db: Db, pkgdefname: string): Promise<PackageDefinition | undefined> {
+  return db
+    .selectFrom('dmpackagedef')
+    .selectAll()
+    .where('pkgdefname', '=', pkgdefname)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function definitionContent(db: Db, pkgdefname: string): Promise<PackageContent[]> {
+  return db
+    .selectFrom('dmpkgdefcontent')
+    .select(['pkgdefname', 'objectstructure', 'whereclause', 'cfgdataorder'])
+    .where('pkgdefname', '=', pkgdefname)
+    .orderBy('cfgdataorder')
+    .orderBy('objectstructure')
+    .execute();
+}
+
+export async function definitionTargets(db: Db, pkgdefname: string): Promise<PackageTarget[]> {
+  return db
+    .selectFrom('dmpkgdsttrgt')
+    .select(['pkgdefname', 'targetname', 'type', 'url', 'username', 'password', 'schemaname'])
+    .where('pkgdefname', '=', pkgdefname)
+    .orderBy('targetname')
+    .execute();
+}
+
+export async function setDefinitionActive(db: Db, pkgdefname: string, active: boolean): Promise<void> {
+  await db.updateTable('dmpackagedef').set({ active }).where('pkgdefname', '=', pkgdefname).execute();
+}
+
+/** CHANGE definitions being tracked: name and the object structures each covers. */
+export async function activeChangeDefinitions(
+  db: Db,
+): Promise<Array<{ pkgdefname: string; objectstructure: string }>> {
+  return db
+    .selectFrom('dmpackagedef as d')
+    .innerJoin('dmpkgdefcontent as c', 'c.pkgdefname', 'd.pkgdefname')
+    .select(['d.pkgdefname', 'c.objectstructure'])
+    .where('d.type', '=', 'CHANGE')
+    .where('d.active', '=', true)
+    .execute();
+}
+
+export async function insertPackage(db: Db, values: PackageValues): Promise<PackageRow> {
+  return db.insertInto('dmpackage').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findPackage(db: Db, dmpackageid: number): Promise<PackageRow | undefined> {
+  return db.selectFrom('dmpackage').selectAll().where('dmpackageid', '=', dmpackageid).executeTakeFirst();
+}
+
+export async function lockPackage(db: Db, dmpackageid: number): Promise<PackageRow | undefined> {
+  return db
+    .selectFrom('dmpackage')
+    .selectAll()
+    .where('dmpackageid', '=', dmpackageid)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** A target-side package already received: the same package of the same definition from the same source. */
+export async function findReceived(
+  db: Db,
+  pkgdefname: string,
+  source: string,
+  packageName: string,
+): Promise<PackageRow | undefined> {
+  return db
+    .selectFrom('dmpackage')
+    .selectAll()
+    .where('pkgdefname', '=', pkgdefname)
+    .where('source', '=', source)
+    .where('package', '=', packageName)
+    .where('side', '=', 'TARGET')
+    .executeTakeFirst();
+}
+
+export async function updatePackage(
+  db: Db,
+  dmpackageid: number,
+  values: Partial<
+    Pick<PackageRow, 'status' | 'progressstatus' | 'distributionmessage' | 'changeby' | 'filename'>
+  >,
+): Promise<PackageRow> {
+  const statusdate = values.status === undefined ? {} : { statusdate: new Date() };
+  return db
+    .updateTable('dmpackage')
+    .set({ ...values, ...statusdate })
+    .where('dmpackageid', '=', dmpackageid)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deletePackage(db: Db, dmpackageid: number): Promise<void> {
+  await db.deleteFrom('dmpackage').where('dmpackageid', '=', dmpackageid).execute();
+}
+
+export interface StagingRow {
+  type: 'MANIFEST' | 'CFGDATA';
+  cfgobject: string | null;
+  cfgdataorder: number;
+  chunk: number;
+  cfgobjectcount: number;
+  content: string;
+}
+
+export async function insertStaging(db: Db, dmpackageid: number, row: StagingRow): Promise<void> {
+  await db
+    .insertInto('dmpkgstaging')
+    .values({ dmpackageid, ...row })
+    .execute();
+}
+
+export async function deleteStaging(db: Db, dmpackageid: number): Promise<void> {
+  await db.deleteFrom('dmpkgstaging').where('dmpackageid', '=', dmpackageid).execute();
+}
+
+export async function readManifest(db: Db, dmpackageid: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('dmpkgstaging')
+    .select('content')
+    .where('dmpackageid', '=', dmpackageid)
+    .where('type', '=', 'MANIFEST')
+    .executeTakeFirst();
+  return row?.content;
+}
+
+/** The chunks of one object's data, a few at a time in order, so a large package is never read whole. */
+export async function* stagedChunks(
+  db: Db,
+  dmpackageid: number,
+  cfgdataorder: number,
+): AsyncGenerator<string> {
+  const CHUNKS_PER_READ = 4;
+  let after = -1;
+  for (;;) {
+    const rows = await db
+      .selectFrom('dmpkgstaging')
+      .select(['chunk', 'content'])
+      .where('dmpackageid', '=', dmpackageid)
+      .where('type', '=', 'CFGDATA')
+      .where('cfgdataorder', '=', cfgdataorder)
+      .where('chunk', '>', after)
+      .orderBy('chunk')
+      .limit(CHUNKS_PER_READ)
+      .execute();
+    for (const row of rows) yield row.content;
+    if (rows.length < CHUNKS_PER_READ) return;
+    after = rows.at(-1)!.chunk;
+  }
+}
+
+export async function recordChange(
+  db: Db,
+  pkgdefname: string,
+  objectstructure: string,
+  operation: string,
+  keyvalues: string,
+): Promise<void> {
+  await db.insertInto('dmpkgchange').values({ pkgdefname, objectstructure, operation, keyvalues }).execute();
+}
+
+/** The tracked changes of a CHANGE definition, the last operation per record, in the order they last changed. */
+export async function trackedChanges(
+  db: Db,
+  pkgdefname: string,
+  objectstructure: string,
+): Promise<Array<{ operation: string; keyvalues: string }>> {
+  const result = await sql<{ operation: string; keyvalues: string }>`
+    select operation, keyvalues from (
+      select distinct on (keyvalues) keyvalues, operation, dmpkgchangeid from dmpkgchange
+      where pkgdefname = ${pkgdefname} and objectstructure = ${objectstructure}
+      order by keyvalues, dmpkgchangeid desc) as last
+    order by dmpkgchangeid`.execute(db);
+  return result.rows;
+}
+
+export async function clearChanges(db: Db, pkgdefname: string): Promise<void> {
+  await db.deleteFrom('dmpkgchange').where('pkgdefname', '=', pkgdefname).execute();
+}

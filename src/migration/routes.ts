@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { errors } from '../errors.js';
+import { sendJson } from '../http/reply.js';
+import { copyLimited } from './package-file.js';
+import {
+  CreateBody,
+  DefinitionBody,
+  DistributeBody,
+  DownloadQuery,
+  PackageBody,
+  UploadQuery,
+} from './schemas.js';
+import type { MigrationService } from './service.js';
+
+export interface MigrationRoutesOptions {
+  migration: MigrationService;
+}
+
+/** Largest package file an upload accepts (bytes); the body is streamed to disk, never held in memory. */
+export const MAX_PACKAGE_FILE_BYTES = 2 * 1024 * 1024 * 1024;
+
+/** Content types an upload is sent with: the zip's own, or plain bytes. */
+const PACKAGE_FILE_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream'];
+
+/**
+ * The Migration Manager endpoints, `<root>/dm/...` (docs/migration.md): administrators only, as the deployed
+ * systems grant them to the administration application's users.
+ */
+export async function migrationRoutes(app: FastifyInstance, options: MigrationRoutesOptions): Promise<void> {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { migration } = options;
+  const admin = { access: { kind: 'admin' as const } };
+
+  // The upload's body reaches the route as the raw stream (this plugin's routes only).
+  app.addContentTypeParser(PACKAGE_FILE_TYPES, (_request, payload, done) => done(null, payload));
+
+  routes.post('/dm/create', { schema: { body: CreateBody }, config: admin }, async (request, reply) => {
+    const record = await migration.create(request.body.pkgdefname, request.body.readme, request.user!);
+    return sendJson(reply, 200, record);
+  });
+
+  routes.post(
+    '/dm/distribute',
+    { schema: { body: DistributeBody }, config: admin },
+    async (request, reply) => {
+      const { pkgdefname, dmpackageid, targetname } = request.body;
+      return sendJson(
+        reply,
+        200,
+        await migration.distribute(pkgdefname, dmpackageid, targetname, request.user!),
+      );
+    },
+  );
+
+  routes.get(
+    '/dm/download',
+    { schema: { querystring: DownloadQuery }, config: admin },
+    async (request, reply) => {
+      const { filename, file } = await migration.download(
+        request.query.dmpackagedef,
+        request.query.dmpackageid,
+      );
+      return reply
+        .code(200)
+        .header('content-type', 'application/zip')
+        .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
+        .send(file);
+    },
+  );
+
+  routes.post(
+    '/dm/upload',
+    { schema: { querystring: UploadQuery }, config: admin },
+    async (request, reply) => {
+      const body = request.body as AsyncIterable<Buffer> | undefined;
+      if (!body || typeof (body as { pipe?: unknown }).pipe !== 'function')
+        throw errors.unsupportedMediaType(
+          `${request.headers['content-type'] ?? 'none'}: send the zip as application/zip`,
+        );
+      const path = join(tmpdir(), `eas-dmpackage-${process.pid}-${randomBytes(6).toString('hex')}.zip`);
+      try {
+        const file = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+        try {
+          await copyLimited(body, file, MAX_PACKAGE_FILE_BYTES);
+        } finally {
+          file.end();
+          await finished(file);
+        }
+        return sendJson(reply, 200, await migration.upload(path, request.query.filename, request.user!));
+      } finally {
+        await rm(path, { force: true });
+      }
+    },
+  );
+
+  routes.post('/dm/deploy', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid } = request.body;
+    return sendJson(reply, 200, await migration.deploy(pkgdefname, dmpackageid, request.user!));
+  });
+
+  routes.post(
+    '/dm/completedeploy',
+    { schema: { body: PackageBody }, config: admin },
+    async (request, reply) => {
+      const { pkgdefname, dmpackageid } = request.body;
+      return sendJson(reply, 200, await migration.deploy(pkgdefname, dmpackageid, request.user!));
+    },
+  );
+
+  routes.post('/dm/close', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid } = request.body;
+    return sendJson(reply, 200, await migration.close(pkgdefname, dmpackageid, request.user!));
+  });
+
+  routes.post('/dm/delete', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid } = request.body;
+    await migration.delete(pkgdefname, dmpackageid);
+    return sendJson(reply, 200, { pkgdefname: pkgdefname.toUpperCase(), dmpackageid, deleted: true });
+  });
+
+  routes.post('/dm/reset', { schema: { body: DefinitionBody }, config: admin }, async (request, reply) => {
+    return sendJson(reply, 200, await migration.reset(request.body.pkgdefname));
+  });
+
+  routes.post(
+    '/dm/toggleactive',
+    { schema: { body: DefinitionBody }, config: admin },
+    async (request, reply) => {
+      return sendJson(reply, 200, await migration.toggleActive(request.body.pkgdefname));
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import { Type, type Static } from 'typebox';
+
+/** Bodies and queries of the migration endpoints (docs/migration.md, "Endpoints"). */
+const pkgdefname = Type.String({ minLength: 1, maxLength: 30 });
+const dmpackageid = Type.Integer({ minimum: 1 });
+
+export const CreateBody = Type.Object({
+  pkgdefname,
+  readme: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+export type CreateBody = Static<typeof CreateBody>;
+
+export const DistributeBody = Type.Object({
+  pkgdefname,
+  dmpackageid,
+  targetname: Type.Optional(Type.String({ minLength: 1, maxLength: 30 })),
+});
+export type DistributeBody = Static<typeof DistributeBody>;
+
+/** deploy, completedeploy, close, delete: the package named by its definition and id. */
+export const PackageBody = Type.Object({ pkgdefname, dmpackageid });
+export type PackageBody = Static<typeof PackageBody>;
+
+/** reset, toggleactive: the definition. */
+export const DefinitionBody = Type.Object({ pkgdefname });
+export type DefinitionBody = Static<typeof DefinitionBody>;
+
+export const DownloadQuery = Type.Object({
+  dmpackagedef: pkgdefname,
+  dmpackageid: Type.Integer({ minimum: 1 }),
+});
+export type DownloadQuery = Static<typeof DownloadQuery>;
+
+export const UploadQuery = Type.Object({
+  filename: Type.Optional(Type.String({ maxLength: 200 })),
+});
+export type UploadQuery = Static<typeof UploadQuery>;

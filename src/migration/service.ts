@@ -1,0 +1,854 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { UserProfile } from '../auth/types.js';
+import { openStorage, type Storage } from '../db/database.js';
+import type { DynamicDatabase } from '../db/schema.js';
+import { errors, isMaximoError, type MaximoError } from '../errors.js';
+import type { ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
+import { parseOrderBy, parseSelect, parseWhere } from '../oslc/query/parse.js';
+import type { MemberRecord } from '../oslc/query/execute.js';
+import { findByKeys } from '../oslc/repository.js';
+import { keyValuesOf, type ResourceService, type ResourceWriter } from '../oslc/service.js';
+import type { StoredValue } from '../oslc/values.js';
+import type { WriteObserver, WriteRules } from '../oslc/write-extensions.js';
+import {
+  FORMAT_VERSION,
+  Manifest,
+  readPackageFile,
+  writePackageFile,
+  type DataSource,
+  type ManifestEntry,
+} from './package-file.js';
+import * as repository from './repository.js';
+import type { Db, PackageDefinition, PackageRow } from './repository.js';
+import type { CredentialSeal } from './credentials.js';
+
+/** Package statuses (docs/migration.md, "Statuses"): the deployed systems' list, nothing more. */
+export const PACKAGE_STATUS = {
+  createNew: 'CREATE_NEW',
+  createInProgress: 'CREATE_INPROGRESS',
+  created: 'CREATED',
+  createError: 'CREATE_ERROR',
+  closed: 'CLOSED',
+  deployNew: 'DEPLOY_NEW',
+  deployInProgress: 'DEPLOY_INPROGRESS',
+  deployed: 'DEPLOYED',
+  deployError: 'DEPLOY_ERROR',
+} as const;
+
+/** Statuses a target-side package may be deployed from: an interrupted deploy left DEPLOY_INPROGRESS behind. */
+const DEPLOYABLE: ReadonlySet<string> = new Set([
+  PACKAGE_STATUS.deployNew,
+  PACKAGE_STATUS.deployInProgress,
+  PACKAGE_STATUS.deployError,
+  PACKAGE_STATUS.deployed,
+]);
+
+/** The package record as the endpoints answer it (docs/migration.md, "Package record"). */
+export interface PackageRecord {
+  dmpackageid: number;
+  pkgdefname: string;
+  source: string;
+  package: string;
+  type: string;
+  status: string;
+  statusdate: string;
+  filename: string | null;
+  readme: string | null;
+  createby: string | null;
+  createdate: string;
+  progressstatus: string | null;
+  distributionmessage?: string;
+}
+
+export interface DeployOutcome {
+  warningmsg: string;
+}
+
+/** Per object structure: what a deploy would add, change (attribute by attribute) and delete. */
+export interface PreviewOutcome {
+  pkgdefname: string;
+  dmpackageid: number;
+  objects: Array<{
+    objectstructure: string;
+    add: string[];
+    change: Array<{ key: string; attributes: Record<string, { from: unknown; to: unknown }> }>;
+    delete: string[];
+  }>;
+}
+
+type JsonRecord = Record<string, unknown>;
+
+const DELETE_ACTION = 'Delete';
+
+/**
+ * Migration packages (docs/migration.md): definitions say what to move, packages carry it. A package is created
+ * into staging rows (its manifest and NDJSON chunks), distributed as a zip file (FILE) or written into the target
+ * deployment's database (DATABASE), and deployed on the target in one transaction of the write path.
+ */
+export class MigrationService {
+  private readonly db: Db;
+  private source: string | undefined;
+  /** Root object name → the active CHANGE definitions covering a structure of that root. */
+  private tracking: Promise<Map<string, Array<{ pkgdefname: string; structure: string }>>> | undefined;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly resources: ResourceService,
+    private readonly seal: CredentialSeal,
+  ) {
+    this.db = storage.db as unknown as Db;
+  }
+
+  /** Loads the source identity and listens for changes of definitions (the tracking cache). */
+  async start(): Promise<void> {
+    this.source = await repository.databaseIdentity(this.db);
+    await this.storage.bus.listen('object', (objectName) => {
+      if (objectName === 'DMPACKAGEDEF' || objectName === 'DMPKGDEFCONTENT' || objectName === '*')
+        this.tracking = undefined;
+    });
+  }
+
+  sourceIdentity(): string {
+    if (this.source === undefined) throw new Error('MigrationService used before start()');
+    return this.source;
+  }
+
+  /** Write rules of package definitions: `source` from this deployment; CHANGE activation checks. */
+  readonly definitionRules: WriteRules = {
+    beforeInsert: async ({ values }) => {
+      values.source = this.sourceIdentity();
+      values.statusdate = new Date();
+      this.checkActivation(values, values);
+    },
+    beforeUpdate: async ({ values, before }) => {
+      if ('status' in values && values.status !== before.status) values.statusdate = new Date();
+      this.checkActivation(values, { ...before, ...values });
+    },
+  };
+
+  /** Write rules of targets: a DATABASE target's password is sealed before it is stored. */
+  readonly targetRules: WriteRules = {
+    beforeInsert: async ({ values }) => {
+      if (typeof values.password === 'string' && values.password !== '')
+        values.password = this.seal.seal(values.password);
+    },
+    beforeUpdate: async ({ values }) => {
+      if (typeof values.password === 'string' && values.password !== '')
+        values.password = this.seal.seal(values.password);
+    },
+  };
+
+  /**
+   * Activating a CHANGE definition needs status APPR and no object structure whose root is keyed by its unique id
+   * (a record moved to another deployment has another unique id there).
+   */
+  private checkActivation(changed: Record<string, StoredValue>, record: Record<string, StoredValue>): void {
+    if (changed.active !== true || record.type !== 'CHANGE') return;
+    const name = String(record.pkgdefname);
+    if (record.status !== 'APPR')
+      throw errors.packageDefinitionRefused(
+        name,
+        'a CHANGE definition must have the status APPR to be activated',
+      );
+  }
+
+  /** The write observer of CHANGE tracking: one row per write of a covered record, in the writer's transaction. */
+  readonly changeObserver: WriteObserver = async (transaction, write) => {
+    const covering = (await this.trackingMap()).get(write.object.name);
+    if (!covering) return;
+    const row = write.after ?? write.before;
+    if (!row) return;
+    const keys = JSON.stringify(write.object.keys.map((key) => jsonValue(row[key] ?? null)));
+    const operation = write.operation === 'delete' ? 'delete' : 'write';
+    for (const { pkgdefname, structure } of covering) {
+      await repository.recordChange(transaction as unknown as Db, pkgdefname, structure, operation, keys);
+    }
+  };
+
+  private trackingMap(): Promise<Map<string, Array<{ pkgdefname: string; structure: string }>>> {
+    this.tracking ??= repository.activeChangeDefinitions(this.db).then((rows) => {
+      const map = new Map<string, Array<{ pkgdefname: string; structure: string }>>();
+      for (const row of rows) {
+        const structure = this.resources.findObjectStructure(row.objectstructure);
+        if (!structure) continue;
+        const root = structure.root.object.name;
+        const list = map.get(root) ?? [];
+        list.push({ pkgdefname: row.pkgdefname, structure: structure.name });
+        map.set(root, list);
+      }
+      return map;
+    });
+    const loading = this.tracking;
+    loading.catch(() => {
+      if (this.tracking === loading) this.tracking = undefined;
+    });
+    return loading;
+  }
+
+  private async definition(pkgdefname: string): Promise<PackageDefinition> {
+    const definition = await repository.findDefinition(this.db, pkgdefname.toUpperCase());
+    if (!definition) throw errors.packageDefinitionNotFound(pkgdefname);
+    return definition;
+  }
+
+  private async packageOf(pkgdefname: string, dmpackageid: number): Promise<PackageRow> {
+    const row = await repository.findPackage(this.db, dmpackageid);
+    if (!row || row.pkgdefname !== pkgdefname.toUpperCase())
+      throw errors.packageNotFound(String(dmpackageid), pkgdefname);
+    return row;
+  }
+
+  /** Content structures of a definition, checked: known, and for CHANGE not keyed by a unique id. */
+  private async contentOf(
+    definition: PackageDefinition,
+  ): Promise<Array<{ structure: ObjectStructure; where: string | null; order: number }>> {
+    const content = await repository.definitionContent(this.db, definition.pkgdefname);
+    if (content.length === 0)
+      throw errors.packageDefinitionRefused(definition.pkgdefname, 'it names no object structure');
+    return content.map((entry, index) => {
+      const structure = this.resources.findObjectStructure(entry.objectstructure);
+      if (!structure)
+        throw errors.packageDefinitionRefused(
+          definition.pkgdefname,
+          `the object structure ${entry.objectstructure} does not exist`,
+        );
+      return { structure, where: entry.whereclause, order: index + 1 };
+    });
+  }
+
+  /** `POST /dm/create`: the package's records read into staging, its manifest written; status CREATED. */
+  async create(pkgdefname: string, readme: string | undefined, user: UserProfile): Promise<PackageRecord> {
+    const definition = await this.definition(pkgdefname);
+    const content = await this.contentOf(definition);
+    if (definition.type === 'CHANGE') {
+      for (const { structure } of content) refuseUniqueIdKeys(definition.pkgdefname, structure);
+    }
+    const created = await this.db.transaction().execute(async (trx) => {
+      const row = await repository.insertPackage(trx, {
+        pkgdefname: definition.pkgdefname,
+        source: this.sourceIdentity(),
+        package: `${definition.pkgdefname}_${Date.now().toString(36).toUpperCase()}`,
+        type: definition.type,
+        status: PACKAGE_STATUS.createInProgress,
+        filename: null,
+        readme: readme ?? null,
+        createby: user.userid,
+        changeby: user.userid,
+        progressstatus: 'Reading records',
+        distributionmessage: null,
+        side: 'SOURCE',
+      });
+      return repository.updatePackage(trx, row.dmpackageid, {
+        filename: `${definition.pkgdefname}_${row.dmpackageid}.zip`,
+      });
+    });
+    try {
+      const entries: ManifestEntry[] = [];
+      for (const { structure, where, order } of content) {
+        const lines =
+          definition.type === 'SNAPSHOT'
+            ? this.snapshotLines(structure, where, definition.batchsize)
+            : this.changeLines(definition.pkgdefname, structure);
+        entries.push(
+          await this.stage(created.dmpackageid, structure.name, order, lines, definition.batchsize),
+        );
+        await repository.updatePackage(this.db, created.dmpackageid, {
+          progressstatus: `Read ${entries.length} of ${content.length} object structures`,
+        });
+      }
+      const manifest: Manifest = {
+        formatVersion: FORMAT_VERSION,
+        source: created.source,
+        pkgdefname: created.pkgdefname,
+        type: definition.type,
+        xmlaction: definition.xmlaction,
+        package: created.package,
+        ...(readme !== undefined && { readme }),
+        createby: user.userid,
+        createdate: created.createdate.toISOString(),
+        entries,
+      };
+      const done = await this.db.transaction().execute(async (trx) => {
+        await repository.insertStaging(trx, created.dmpackageid, {
+          type: 'MANIFEST',
+          cfgobject: null,
+          cfgdataorder: 0,
+          chunk: 0,
+          cfgobjectcount: entries.length,
+          content: JSON.stringify(manifest),
+        });
+        return repository.updatePackage(trx, created.dmpackageid, {
+          status: PACKAGE_STATUS.created,
+          progressstatus: `Created: ${describeCounts(entries)}`,
+        });
+      });
+      return packageRecord(done);
+    } catch (error) {
+      await repository.deleteStaging(this.db, created.dmpackageid);
+      await repository.updatePackage(this.db, created.dmpackageid, {
+        status: PACKAGE_STATUS.createError,
+        progressstatus: isMaximoError(error) ? error.message.slice(0, 200) : 'Creation failed',
+      });
+      throw error;
+    }
+  }
+
+  /** Writes one object's lines into staging chunks, counting, sizing and hashing them as the file will hold them. */
+  private async stage(
+    dmpackageid: number,
+    objectstructure: string,
+    order: number,
+    lines: AsyncIterable<string>,
+    batchSize: number,
+  ): Promise<ManifestEntry> {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    let count = 0;
+    let chunk = 0;
+    let batch: string[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      await repository.insertStaging(this.db, dmpackageid, {
+        type: 'CFGDATA',
+        cfgobject: objectstructure,
+        cfgdataorder: order,
+        chunk: chunk++,
+        cfgobjectcount: batch.length,
+        content: batch.join('\n'),
+      });
+      batch = [];
+    };
+    for await (const line of lines) {
+      const bytesOfLine = Buffer.from(`${line}\n`);
+      hash.update(bytesOfLine);
+      bytes += bytesOfLine.length;
+      count += 1;
+      batch.push(line);
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+    return {
+      name: `data/${String(order).padStart(3, '0')}-${objectstructure}.ndjson`,
+      objectstructure,
+      cfgdataorder: order,
+      count,
+      bytes,
+      sha256: hash.digest('hex'),
+    };
+  }
+
+  /** The records of a SNAPSHOT structure matching its where clause, a page at a time, by unique id. */
+  private async *snapshotLines(
+    structure: ObjectStructure,
+    where: string | null,
+    pageSize: number,
+  ): AsyncGenerator<string> {
+    const plan = this.resources.plan(structure, {
+      select: parseSelect(selectAll(structure.root)),
+      orderBy: parseOrderBy(`+${structure.root.object.uniqueId}`),
+      ...(where !== null && where.trim() !== '' && { where: parseWhere(where) }),
+    });
+    for (let offset = 0; ; offset += pageSize) {
+      const page = await this.resources.page({
+        plan,
+        window: { limit: pageSize, offset },
+        withCount: false,
+        reader: null,
+      });
+      for (const member of page.members) yield JSON.stringify(exportRecord(member));
+      if (!page.hasMore) return;
+    }
+  }
+
+  /** The records a CHANGE definition tracked: each changed record as it is now, or its deletion. */
+  private async *changeLines(pkgdefname: string, structure: ObjectStructure): AsyncGenerator<string> {
+    const object = structure.root.object;
+    const plan = this.resources.plan(structure, { select: parseSelect(selectAll(structure.root)) });
+    const changes = await repository.trackedChanges(this.db, pkgdefname, structure.name);
+    for (const change of changes) {
+      const keys = JSON.parse(change.keyvalues) as StoredValue[];
+      const keyRecord = Object.fromEntries(object.keys.map((key, index) => [key, keys[index] ?? null]));
+      const row =
+        change.operation === 'delete' ? undefined : await findByKeys(this.dynamicDb(), object, keys);
+      if (!row) {
+        yield JSON.stringify({ ...keyRecord, _action: DELETE_ACTION });
+        continue;
+      }
+      const page = await this.resources.page({
+        plan,
+        window: { limit: 1, offset: 0 },
+        extraFilters: [this.resources.byUniqueId(structure, Number(row[object.uniqueId]))],
+        withCount: false,
+        reader: null,
+      });
+      const member = page.members[0];
+      if (member) yield JSON.stringify(exportRecord(member));
+    }
+  }
+
+  private dynamicDb(): Kysely<DynamicDatabase> {
+    return this.storage.db as unknown as Kysely<DynamicDatabase>;
+  }
+
+  private async manifestOf(db: Db, dmpackageid: number): Promise<Manifest> {
+    const text = await repository.readManifest(db, dmpackageid);
+    if (text === undefined) throw errors.packageStatusRefused(String(dmpackageid), 'without content', 'this');
+    return JSON.parse(text) as Manifest;
+  }
+
+  /**
+   * `POST /dm/distribute`: to the named target, or every target of the definition. A FILE target makes the package
+   * file downloadable; a DATABASE target receives the package as a target-side record ready to deploy. A CHANGE
+   * definition's listener is deactivated.
+   */
+  async distribute(
+    pkgdefname: string,
+    dmpackageid: number,
+    targetname: string | undefined,
+    user: UserProfile,
+  ): Promise<PackageRecord> {
+    const definition = await this.definition(pkgdefname);
+    const row = await this.packageOf(definition.pkgdefname, dmpackageid);
+    if (row.side !== 'SOURCE' || row.status !== PACKAGE_STATUS.created)
+      throw errors.packageStatusRefused(String(dmpackageid), row.status, 'distribute');
+    const targets = await repository.definitionTargets(this.db, definition.pkgdefname);
+    const chosen =
+      targetname === undefined
+        ? targets
+        : targets.filter((target) => target.targetname === targetname.toUpperCase());
+    if (targetname !== undefined && chosen.length === 0)
+      throw errors.packageTargetNotFound(targetname, definition.pkgdefname);
+    const messages: string[] = [];
+    for (const target of chosen) {
+      if (target.type === 'DATABASE') {
+        const received = await this.sendToDatabase(target, row);
+        messages.push(
+          `Package ${row.package} distributed to the database of target ${target.targetname} as package ${received}.`,
+        );
+      } else {
+        messages.push(
+          `Package ${row.package} is ready for download as ${row.filename ?? ''} (target ${target.targetname}).`,
+        );
+      }
+    }
+    if (chosen.length === 0) messages.push(`Package ${row.package} has no target: it is ready for download.`);
+    const updated = await this.db.transaction().execute(async (trx) => {
+      if (definition.type === 'CHANGE') {
+        await repository.setDefinitionActive(trx, definition.pkgdefname, false);
+        await this.storage.bus.notify(trx as unknown as Kysely<DynamicDatabase>, 'object', 'DMPACKAGEDEF');
+      }
+      return repository.updatePackage(trx, dmpackageid, {
+        distributionmessage: messages.join(' ').slice(0, 1000),
+        changeby: user.userid,
+      });
+    });
+    if (definition.type === 'CHANGE') this.storage.bus.deliverLocally('object', 'DMPACKAGEDEF');
+    return { ...packageRecord(updated), distributionmessage: updated.distributionmessage ?? '' };
+  }
+
+  /** Writes the package into a DATABASE target as a target-side record with its staging rows, in one transaction. */
+  private async sendToDatabase(target: repository.PackageTarget, row: PackageRow): Promise<number> {
+    if (!target.url)
+      throw errors.packageTargetUnreachable(target.targetname, 'the target has no database URL');
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      throw errors.packageTargetUnreachable(target.targetname, 'the database URL is not valid');
+    }
+    if (target.username) url.username = encodeURIComponent(target.username);
+    if (target.password) {
+      const password = this.seal.open(target.password);
+      if (password === undefined)
+        throw errors.packageTargetUnreachable(target.targetname, 'the stored password cannot be opened');
+      url.password = encodeURIComponent(password);
+    }
+    let remote: Storage;
+    try {
+      remote = await openStorage({
+        kind: 'postgres',
+        url: url.toString(),
+        ...(target.schemaname && { schema: target.schemaname }),
+        poolSize: 1,
+        onFault: () => undefined,
+      });
+    } catch {
+      throw errors.packageTargetUnreachable(target.targetname, 'the database cannot be reached');
+    }
+    try {
+      const manifest = await this.manifestOf(this.db, row.dmpackageid);
+      const remoteDb = remote.db as unknown as Db;
+      return await remoteDb.transaction().execute(async (trx) => {
+        const existing = await repository.findReceived(trx, row.pkgdefname, row.source, row.package);
+        if (existing) {
+          if (existing.status === PACKAGE_STATUS.deployed) return existing.dmpackageid;
+          await repository.deletePackage(trx, existing.dmpackageid);
+        }
+        const received = await repository.insertPackage(trx, {
+          ...receivedValues(manifest, row.filename),
+        });
+        await repository.insertStaging(trx, received.dmpackageid, {
+          type: 'MANIFEST',
+          cfgobject: null,
+          cfgdataorder: 0,
+          chunk: 0,
+          cfgobjectcount: manifest.entries.length,
+          content: JSON.stringify(manifest),
+        });
+        for (const entry of manifest.entries) {
+          let chunk = 0;
+          for await (const content of repository.stagedChunks(this.db, row.dmpackageid, entry.cfgdataorder)) {
+            await repository.insertStaging(trx, received.dmpackageid, {
+              type: 'CFGDATA',
+              cfgobject: entry.objectstructure,
+              cfgdataorder: entry.cfgdataorder,
+              chunk: chunk++,
+              cfgobjectcount: content.split('\n').length,
+              content,
+            });
+          }
+        }
+        return received.dmpackageid;
+      });
+    } catch (error) {
+      if (isMaximoError(error)) throw error;
+      throw errors.packageTargetUnreachable(
+        target.targetname,
+        'writing the package failed (is the target migrated to this release?)',
+      );
+    } finally {
+      await remote.close();
+    }
+  }
+
+  /** `GET /dm/download`: the package file, streamed from staging. */
+  async download(pkgdefname: string, dmpackageid: number): Promise<{ filename: string; file: Readable }> {
+    const row = await this.packageOf(pkgdefname, dmpackageid);
+    if (row.side !== 'SOURCE' || row.status !== PACKAGE_STATUS.created)
+      throw errors.packageStatusRefused(String(dmpackageid), row.status, 'download');
+    const manifest = await this.manifestOf(this.db, dmpackageid);
+    const sources: DataSource[] = manifest.entries.map((entry) => ({
+      name: entry.name,
+      lines: () => this.stagedLines(this.db, dmpackageid, entry.cfgdataorder),
+    }));
+    return {
+      filename: row.filename ?? `${row.pkgdefname}_${row.dmpackageid}.zip`,
+      file: writePackageFile(manifest, sources),
+    };
+  }
+
+  private async *stagedLines(db: Db, dmpackageid: number, order: number): AsyncGenerator<string> {
+    for await (const content of repository.stagedChunks(db, dmpackageid, order)) {
+      for (const line of content.split('\n')) yield line;
+    }
+  }
+
+  /**
+   * `POST /dm/upload`: the file at `path` (the request body, on disk) checked whole and stored as a target-side
+   * package in one transaction; a file refused leaves nothing behind. The same package uploaded again answers the
+   * record it made the first time.
+   */
+  async upload(path: string, filename: string | undefined, user: UserProfile): Promise<PackageRecord> {
+    const stored = await this.db.transaction().execute(async (trx) => {
+      let received: PackageRow | undefined;
+      const manifest = await readPackageFile(
+        path,
+        1000,
+        async (entry, lines, batch) => {
+          if (!received) return;
+          await repository.insertStaging(trx, received.dmpackageid, {
+            type: 'CFGDATA',
+            cfgobject: entry.objectstructure,
+            cfgdataorder: entry.cfgdataorder,
+            chunk: batch,
+            cfgobjectcount: lines.length,
+            content: lines.join('\n'),
+          });
+        },
+        async (manifest) => {
+          const existing = await repository.findReceived(
+            trx,
+            manifest.pkgdefname,
+            manifest.source,
+            manifest.package,
+          );
+          if (existing) {
+            if (
+              existing.status === PACKAGE_STATUS.deployed ||
+              existing.status === PACKAGE_STATUS.deployInProgress
+            )
+              return false;
+            await repository.deletePackage(trx, existing.dmpackageid);
+          }
+          received = await repository.insertPackage(trx, {
+            ...receivedValues(manifest, filename ?? null),
+            changeby: user.userid,
+          });
+          await repository.insertStaging(trx, received.dmpackageid, {
+            type: 'MANIFEST',
+            cfgobject: null,
+            cfgdataorder: 0,
+            chunk: 0,
+            cfgobjectcount: manifest.entries.length,
+            content: JSON.stringify(manifest),
+          });
+          return true;
+        },
+      );
+      return (
+        received ??
+        (await repository.findReceived(trx, manifest.pkgdefname, manifest.source, manifest.package))
+      );
+    });
+    if (!stored) throw errors.internal();
+    return packageRecord(stored);
+  }
+
+  /**
+   * `POST /dm/deploy`: every record of the package through the write path, in one transaction: added when the
+   * target has no record with its keys, else changed (merged for AddChange, replaced for Replace), or deleted.
+   * Any refusal rolls everything back and names the record; the package is then DEPLOY_ERROR.
+   */
+  async deploy(pkgdefname: string, dmpackageid: number, user: UserProfile): Promise<DeployOutcome> {
+    const row = await this.packageOf(pkgdefname, dmpackageid);
+    if (row.side !== 'TARGET' || !DEPLOYABLE.has(row.status))
+      throw errors.packageStatusRefused(String(dmpackageid), row.status, 'deploy');
+    const manifest = await this.manifestOf(this.db, dmpackageid);
+    const structures = manifest.entries.map((entry) => {
+      const structure = this.resources.findObjectStructure(entry.objectstructure);
+      if (!structure)
+        throw errors.packageRecordRefused(
+          entry.objectstructure,
+          '*',
+          'the object structure does not exist here.',
+        );
+      return structure;
+    });
+    await repository.updatePackage(this.db, dmpackageid, {
+      status: PACKAGE_STATUS.deployInProgress,
+      progressstatus: 'Deploying',
+      changeby: user.userid,
+    });
+    try {
+      const counts = await this.resources.writeWith(
+        user,
+        {},
+        async (writer) => {
+          const trx = writer.db as unknown as Db;
+          await repository.lockPackage(trx, dmpackageid);
+          const counts = { added: 0, changed: 0, deleted: 0 };
+          for (const [index, entry] of manifest.entries.entries()) {
+            const structure = structures[index]!;
+            for await (const line of this.stagedLines(trx, dmpackageid, entry.cfgdataorder)) {
+              const outcome = await applyRecord(
+                writer,
+                structure,
+                JSON.parse(line) as JsonRecord,
+                manifest.xmlaction,
+              );
+              counts[outcome] += 1;
+            }
+          }
+          await repository.updatePackage(trx, dmpackageid, {
+            status: PACKAGE_STATUS.deployed,
+            progressstatus: `Deployed: ${counts.added} added, ${counts.changed} changed, ${counts.deleted} deleted`,
+          });
+          return counts;
+        },
+        () => ({ structure: structures[0]!, uniqueId: 0 }),
+      );
+      return {
+        warningmsg: `BMXAA8040I - Package ${row.package} was deployed: ${manifest.entries
+          .map((entry) => `${entry.count} ${entry.objectstructure}`)
+          .join(', ')} (${counts.added} added, ${counts.changed} changed, ${counts.deleted} deleted).`,
+      };
+    } catch (error) {
+      await repository.updatePackage(this.db, dmpackageid, {
+        status: PACKAGE_STATUS.deployError,
+        progressstatus: (isMaximoError(error) ? error.message : 'Deploy failed').slice(0, 200),
+      });
+      throw error;
+    }
+  }
+
+  /** `POST /dm/close`: the staging rows deleted, the package CLOSED. */
+  async close(pkgdefname: string, dmpackageid: number, user: UserProfile): Promise<PackageRecord> {
+    const row = await this.packageOf(pkgdefname, dmpackageid);
+    if (row.status === PACKAGE_STATUS.createInProgress || row.status === PACKAGE_STATUS.deployInProgress)
+      throw errors.packageStatusRefused(String(dmpackageid), row.status, 'close');
+    const closed = await this.db.transaction().execute(async (trx) => {
+      await repository.deleteStaging(trx, dmpackageid);
+      return repository.updatePackage(trx, dmpackageid, {
+        status: PACKAGE_STATUS.closed,
+        progressstatus: 'Closed',
+        changeby: user.userid,
+      });
+    });
+    return packageRecord(closed);
+  }
+
+  /** `POST /dm/delete`: the package and its content removed. */
+  async delete(pkgdefname: string, dmpackageid: number): Promise<void> {
+    const row = await this.packageOf(pkgdefname, dmpackageid);
+    if (row.status === PACKAGE_STATUS.createInProgress || row.status === PACKAGE_STATUS.deployInProgress)
+      throw errors.packageStatusRefused(String(dmpackageid), row.status, 'delete');
+    await repository.deletePackage(this.db, dmpackageid);
+  }
+
+  /** `POST /dm/reset`: the tracked history of a CHANGE definition cleared. */
+  async reset(pkgdefname: string): Promise<{ pkgdefname: string; active: boolean }> {
+    const definition = await this.definition(pkgdefname);
+    if (definition.type !== 'CHANGE')
+      throw errors.packageDefinitionRefused(definition.pkgdefname, 'only a CHANGE definition tracks changes');
+    await repository.clearChanges(this.db, definition.pkgdefname);
+    return { pkgdefname: definition.pkgdefname, active: definition.active };
+  }
+
+  /** `POST /dm/toggleactive`: the listener of a CHANGE definition switched on (or off when on). */
+  async toggleActive(pkgdefname: string): Promise<{ pkgdefname: string; active: boolean }> {
+    const definition = await this.definition(pkgdefname);
+    if (definition.type !== 'CHANGE')
+      throw errors.packageDefinitionRefused(definition.pkgdefname, 'only a CHANGE definition has a listener');
+    const active = !definition.active;
+    if (active) {
+      if (definition.status !== 'APPR')
+        throw errors.packageDefinitionRefused(
+          definition.pkgdefname,
+          'a CHANGE definition must have the status APPR to be activated',
+        );
+      for (const { structure } of await this.contentOf(definition))
+        refuseUniqueIdKeys(definition.pkgdefname, structure);
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await repository.setDefinitionActive(trx, definition.pkgdefname, active);
+      await this.storage.bus.notify(trx as unknown as Kysely<DynamicDatabase>, 'object', 'DMPACKAGEDEF');
+    });
+    this.storage.bus.deliverLocally('object', 'DMPACKAGEDEF');
+    return { pkgdefname: definition.pkgdefname, active };
+  }
+
+  /** The package record of a package, by id (the CLI and tests read progress through it). */
+  async record(pkgdefname: string, dmpackageid: number): Promise<PackageRecord> {
+    return packageRecord(await this.packageOf(pkgdefname, dmpackageid));
+  }
+}
+
+/** A CHANGE definition cannot cover an object whose records are told apart by their unique id alone. */
+function refuseUniqueIdKeys(pkgdefname: string, structure: ObjectStructure): void {
+  const object = structure.root.object;
+  if (object.keys.length === 0 || object.keys.includes(object.uniqueId))
+    throw errors.packageDefinitionRefused(
+      pkgdefname,
+      `the object structure ${structure.name} is keyed by the unique id ${object.uniqueId}, which differs between deployments`,
+    );
+}
+
+function receivedValues(manifest: Manifest, filename: string | null): repository.PackageValues {
+  return {
+    pkgdefname: manifest.pkgdefname,
+    source: manifest.source,
+    package: manifest.package,
+    type: manifest.type,
+    status: PACKAGE_STATUS.deployNew,
+    filename,
+    readme: manifest.readme ?? null,
+    createby: manifest.createby,
+    changeby: manifest.createby,
+    progressstatus: `Received: ${describeCounts(manifest.entries)}`,
+    distributionmessage: null,
+    side: 'TARGET',
+  };
+}
+
+function describeCounts(entries: readonly ManifestEntry[]): string {
+  return entries.map((entry) => `${entry.count} ${entry.objectstructure}`).join(', ') || 'no records';
+}
+
+export function packageRecord(row: PackageRow): PackageRecord {
+  return {
+    dmpackageid: row.dmpackageid,
+    pkgdefname: row.pkgdefname,
+    source: row.source,
+    package: row.package,
+    type: row.type,
+    status: row.status,
+    statusdate: row.statusdate.toISOString(),
+    filename: row.filename,
+    readme: row.readme,
+    createby: row.createby,
+    createdate: row.createdate.toISOString(),
+    progressstatus: row.progressstatus,
+  };
+}
+
+/** `*` and every child collection, nested: the whole record as the package carries it. */
+function selectAll(node: StructureNode): string {
+  return ['*', ...node.children.map((child) => `${child.name}{${selectAll(child)}}`)].join(',');
+}
+
+function jsonValue(value: StoredValue): unknown {
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+/** A member as the package carries it: what a client may write, no unique ids, stamps or derived values. */
+function exportRecord(member: MemberRecord): JsonRecord {
+  const object = member.node.object;
+  const record: JsonRecord = {};
+  for (const attribute of object.attributes.values()) {
+    if (attribute.generated || attribute.writeOnly || attribute.name === object.uniqueId) continue;
+    if (!(attribute.name in member.values)) continue;
+    const value = member.values[attribute.name] ?? null;
+    if (value !== null) record[attribute.name] = jsonValue(value);
+  }
+  for (const [name, children] of member.children) record[name] = children.map(exportRecord);
+  return record;
+}
+
+function keyText(object: ObjectMeta, keys: readonly StoredValue[]): string {
+  return object.keys
+    .map(
+      (key, index) =>
+        `${key}=${keys[index] === null || keys[index] === undefined ? 'null' : String(jsonValue(keys[index]))}`,
+    )
+    .join(', ');
+}
+
+/** One record of a package on the target, matched by its keys; a refusal names the record. */
+async function applyRecord(
+  writer: ResourceWriter,
+  structure: ObjectStructure,
+  record: JsonRecord,
+  xmlaction: Manifest['xmlaction'],
+): Promise<'added' | 'changed' | 'deleted'> {
+  const object = structure.root.object;
+  let key = '';
+  try {
+    const { values, missing } = keyValuesOf(object, record, {});
+    key = keyText(object, values);
+    if (missing !== undefined)
+      throw errors.requiredField(missing, object.name, missing, object.name.toLowerCase());
+    const existing = await findByKeys(writer.db, object, values);
+    if (record._action === DELETE_ACTION) {
+      if (existing) await writer.remove(structure.root, Number(existing[object.uniqueId]));
+      return 'deleted';
+    }
+    if (existing) {
+      await writer.update(
+        structure.root,
+        Number(existing[object.uniqueId]),
+        record,
+        xmlaction === 'AddChange',
+        false,
+      );
+      return 'changed';
+    }
+    await writer.insert(structure.root, record, {});
+    return 'added';
+  } catch (error) {
+    if (!isMaximoError(error)) throw error;
+    const refused: MaximoError = error;
+    throw errors.packageRecordRefused(structure.name, key, refused.message, refused.detail.attrName);
+  }
+}

@@ -83,6 +83,8 @@ export interface MigrationContext {
 }
 
 export const ADMIN_MODE_NEEDED = 'BMXAA0578E';
+/** No route at the address (this service's 404 of an unknown path). */
+const NOT_SERVED = 'EAS0001E';
 
 /** A step the flow could not complete, with the exit code it ends with. */
 class StepFailure extends Error {
@@ -134,20 +136,21 @@ async function withRetries<T>(
   }
 }
 
-/** The preview rows of whatever shape the target answers: `{member: [...]}` or a list, per object. */
+/**
+ * The preview rows of the target's answer: `objects` with the keys to add and delete and the changes, per object
+ * structure (docs/cli.md, "Preview").
+ */
 export function previewRows(answer: unknown): PreviewRow[] {
-  const list = Array.isArray(answer)
-    ? answer
-    : typeof answer === 'object' && answer !== null
-      ? ((answer as Record<string, unknown>).member ?? (answer as Record<string, unknown>).objects ?? [])
-      : [];
-  if (!Array.isArray(list)) return [];
-  const count = (value: unknown) => (typeof value === 'number' ? value : Number(value ?? 0) || 0);
-  return list.map((entry: Record<string, unknown>) => ({
-    object: String(entry.object ?? entry.objectname ?? entry.cfgobject ?? entry.name ?? ''),
-    adds: count(entry.adds ?? entry.add ?? entry.inserts),
-    changes: count(entry.changes ?? entry.change ?? entry.updates),
-    deletes: count(entry.deletes ?? entry.delete),
+  const objects =
+    typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>).objects : undefined;
+  if (!Array.isArray(objects)) return [];
+  const size = (value: unknown) =>
+    Array.isArray(value) ? value.length : typeof value === 'number' ? value : 0;
+  return objects.map((entry: Record<string, unknown>) => ({
+    object: String(entry.objectstructure ?? entry.object ?? ''),
+    adds: size(entry.add),
+    changes: size(entry.change),
+    deletes: size(entry.delete),
   }));
 }
 
@@ -264,9 +267,21 @@ export async function runMigration(
     }
 
     start('preview', 'reading what the deployment would change');
-    const rows = previewRows(await target.packages.preview(targetRef));
-    reporter.preview(rows);
-    end({ step: 'preview', status: 'done', detail: `${rows.length} object(s)` });
+    let rows: PreviewRow[] = [];
+    try {
+      rows = previewRows(await target.packages.preview(targetRef));
+      reporter.preview(rows);
+      end({ step: 'preview', status: 'done', detail: `${rows.length} object(s)` });
+    } catch (error) {
+      // The deployed systems have no preview: their targets answer 404 and the flow goes on without one.
+      if (
+        !(error instanceof EasClientError) ||
+        error.status !== 404 ||
+        (error.reasonCode !== undefined && error.reasonCode !== NOT_SERVED)
+      )
+        throw error;
+      end({ step: 'preview', status: 'skipped', detail: 'the target offers no preview' });
+    }
 
     start('confirm', 'confirming the deployment');
     if (!plan.yes && !(await context.confirm(rows))) {

@@ -175,6 +175,22 @@ export class EasClient {
     return this.http.request<Member>('GET', path, { query: { 'oslc.select': select } });
   }
 
+  /** Creates a resource; answers it as stored (`properties: *`). */
+  create(objectStructure: string, body: Member): Promise<Member> {
+    return this.http.request<Member>('POST', `os/${segment(objectStructure)}`, {
+      body,
+      headers: { properties: '*' },
+    });
+  }
+
+  /** Changes the attributes given (a MERGE update of the resource at `href`); answers the resource. */
+  update(href: string, body: Member): Promise<Member> {
+    return this.http.request<Member>('POST', href, {
+      body,
+      headers: { 'x-method-override': 'PATCH', patchtype: 'MERGE', properties: '*' },
+    });
+  }
+
   /** A child collection of a resource, at its own address (`/os/<os>/<id>/<child>`). */
   children(
     objectStructure: string,

@@ -101,7 +101,11 @@ test('an unknown domain id fails naming the object and the attribute', () => {
   ]);
   // The same definition builds once the domain is known.
   assert.ok(
-    new MetadataRegistry(withAsset(broken), baseObjectStructures, [...systemDomainIds, ...packageDomainIds, 'ASSETTYPES']),
+    new MetadataRegistry(withAsset(broken), baseObjectStructures, [
+      ...systemDomainIds,
+      ...packageDomainIds,
+      'ASSETTYPES',
+    ]),
   );
 });
 

@@ -38,7 +38,7 @@ async function assetsOf(app: TestApp, where: string): Promise<unknown[]> {
   return (json(response).member ?? []).map((member) => {
     const { href: _href, _rowstamp: _stamp, ...rest } = member;
     const specs = (rest.assetspec as Array<Record<string, unknown>> | undefined)?.map(
-      ({ href: _h, ...spec }) => spec,
+      ({ href: _h, _rowstamp: _r, localref: _l, ...spec }) => spec,
     );
     return { ...rest, ...(specs && { assetspec: specs }) };
   });

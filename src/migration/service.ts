@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
+import { EVERYTHING_CHANGED } from '../db/change-bus.js';
 import { openStorage, type Storage } from '../db/database.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import { errors, isMaximoError, type MaximoError } from '../errors.js';
@@ -12,9 +13,9 @@ import { findByKeys } from '../oslc/repository.js';
 import { keyValuesOf, type ResourceService, type ResourceWriter } from '../oslc/service.js';
 import type { StoredValue } from '../oslc/values.js';
 import type { WriteObserver, WriteRules } from '../oslc/write-extensions.js';
+import type { Manifest } from './package-file.js';
 import {
   FORMAT_VERSION,
-  Manifest,
   readPackageFile,
   writePackageFile,
   type DataSource,
@@ -79,6 +80,10 @@ export interface PreviewOutcome {
 }
 
 type JsonRecord = Record<string, unknown>;
+type TrackingMap = Map<string, Array<{ pkgdefname: string; structure: string }>>;
+
+/** Objects whose writes change which records are tracked. */
+const DEFINITION_OBJECTS: ReadonlySet<string> = new Set(['DMPACKAGEDEF', 'DMPKGDEFCONTENT']);
 
 const DELETE_ACTION = 'Delete';
 
@@ -91,7 +96,7 @@ export class MigrationService {
   private readonly db: Db;
   private source: string | undefined;
   /** Root object name → the active CHANGE definitions covering a structure of that root. */
-  private tracking: Promise<Map<string, Array<{ pkgdefname: string; structure: string }>>> | undefined;
+  private tracking: TrackingMap | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -105,8 +110,7 @@ export class MigrationService {
   async start(): Promise<void> {
     this.source = await repository.databaseIdentity(this.db);
     await this.storage.bus.listen('object', (objectName) => {
-      if (objectName === 'DMPACKAGEDEF' || objectName === 'DMPKGDEFCONTENT' || objectName === '*')
-        this.tracking = undefined;
+      if (DEFINITION_OBJECTS.has(objectName) || objectName === EVERYTHING_CHANGED) this.tracking = undefined;
     });
   }
 
@@ -156,7 +160,9 @@ export class MigrationService {
 
   /** The write observer of CHANGE tracking: one row per write of a covered record, in the writer's transaction. */
   readonly changeObserver: WriteObserver = async (transaction, write) => {
-    const covering = (await this.trackingMap()).get(write.object.name);
+    const covering = (await this.trackingMap(transaction as unknown as Db, write.object.name)).get(
+      write.object.name,
+    );
     if (!covering) return;
     const row = write.after ?? write.before;
     if (!row) return;
@@ -167,24 +173,25 @@ export class MigrationService {
     }
   };
 
-  private trackingMap(): Promise<Map<string, Array<{ pkgdefname: string; structure: string }>>> {
-    this.tracking ??= repository.activeChangeDefinitions(this.db).then((rows) => {
-      const map = new Map<string, Array<{ pkgdefname: string; structure: string }>>();
-      for (const row of rows) {
-        const structure = this.resources.findObjectStructure(row.objectstructure);
-        if (!structure) continue;
-        const root = structure.root.object.name;
-        const list = map.get(root) ?? [];
-        list.push({ pkgdefname: row.pkgdefname, structure: structure.name });
-        map.set(root, list);
-      }
-      return map;
-    });
-    const loading = this.tracking;
-    loading.catch(() => {
-      if (this.tracking === loading) this.tracking = undefined;
-    });
-    return loading;
+  /**
+   * Root object → active CHANGE definitions covering it. Read through the writer's transaction (on the embedded
+   * database it holds the only connection), and kept until the change bus says a definition changed; not kept when
+   * the transaction itself writes definitions, as it may yet roll back.
+   */
+  private async trackingMap(transaction: Db, objectName: string): Promise<TrackingMap> {
+    if (this.tracking) return this.tracking;
+    const rows = await repository.activeChangeDefinitions(transaction);
+    const map: TrackingMap = new Map();
+    for (const row of rows) {
+      const structure = this.resources.findObjectStructure(row.objectstructure);
+      if (!structure) continue;
+      const root = structure.root.object.name;
+      const list = map.get(root) ?? [];
+      list.push({ pkgdefname: row.pkgdefname, structure: structure.name });
+      map.set(root, list);
+    }
+    if (!DEFINITION_OBJECTS.has(objectName)) this.tracking = map;
+    return map;
   }
 
   private async definition(pkgdefname: string): Promise<PackageDefinition> {

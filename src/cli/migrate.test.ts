@@ -78,7 +78,7 @@ describe('eas migrate between two servers', () => {
     assert.doesNotMatch(result.stdout + result.stderr, CONTROL);
     const outcome = JSON.parse(result.stdout) as MigrationOutcome;
     assert.equal(outcome.exitCode, 0);
-    const done = outcome.steps.filter((step) => step.status === 'done').map((step) => step.step);
+    const done = outcome.steps.filter((step) => step.status === 'done').map((step): string => step.step);
     for (const step of ['create', 'distribute', 'download', 'upload', 'confirm', 'deploy', 'cleanup']) {
       assert.ok(done.includes(step), `${step} in ${done.join(',')}`);
     }

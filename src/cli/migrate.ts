@@ -154,11 +154,18 @@ export function previewRows(answer: unknown): PreviewRow[] {
   }));
 }
 
-/** Whether the distribution went to the target's database (no file to carry over). */
-function distributedToDatabase(plan: MigrationPlan, record: PackageRecord): boolean {
-  if (plan.targetType !== 'auto') return plan.targetType === 'database';
-  const type = record.targettype ?? record.distributiontype;
-  return typeof type === 'string' && type.toUpperCase() === 'DATABASE';
+/**
+ * The target-side package of a distribution to the target's database, which its message names ("... distributed to
+ * the database of target T as package 12."; docs/cli.md, "DATABASE targets"); undefined for a FILE target.
+ */
+export function databaseDistribution(
+  plan: MigrationPlan,
+  record: PackageRecord,
+): { dmpackageid?: number } | undefined {
+  if (plan.targetType === 'file') return undefined;
+  const match = /to the database of target \S+ as package (\d+)/i.exec(record.distributionmessage ?? '');
+  if (match) return { dmpackageid: Number(match[1]) };
+  return plan.targetType === 'database' ? {} : undefined;
 }
 
 /** The steps `--dry-run` prints, in order. */
@@ -244,9 +251,13 @@ export async function runMigration(
     end({ step: 'distribute', status: 'done', detail: distributed.distributionmessage ?? '' });
 
     let targetRef: PackageRef = sourceRef;
-    if (distributedToDatabase(plan, distributed)) {
+    const received = databaseDistribution(plan, distributed);
+    if (received) {
+      if (received.dmpackageid !== undefined) {
+        targetRef = { pkgdefname: sourceRef.pkgdefname, dmpackageid: received.dmpackageid };
+      }
       end({ step: 'download', status: 'skipped', detail: 'DATABASE target' });
-      end({ step: 'upload', status: 'skipped', detail: 'DATABASE target' });
+      end({ step: 'upload', status: 'skipped', detail: `DATABASE target: package ${targetRef.dmpackageid}` });
     } else {
       start('download', 'downloading the package file from the source');
       const file = await withRetries(plan, reporter, 'download', () => source.packages.download(sourceRef!));

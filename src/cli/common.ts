@@ -14,6 +14,12 @@ export function integer(value: string): number {
   return Number(value);
 }
 
+/** A number of minutes: fractions allowed (`0.5`). */
+export function minutes(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value.trim())) throw new InvalidArgumentError('Not a number of minutes.');
+  return Number(value);
+}
+
 /** A client for the global options of the command being run. */
 export function clientFor(io: CliIo, options: GlobalOptions, url?: string, apikeyEnv?: string): EasClient {
   const apiRoot = options.apiRoot ?? 'oslc';

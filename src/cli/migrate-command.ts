@@ -11,7 +11,7 @@ import {
   type StepRecord,
 } from './migrate.js';
 import { renderTable, writeJson } from './output.js';
-import { clientFor, integer, type GlobalOptions } from './common.js';
+import { clientFor, integer, minutes, type GlobalOptions } from './common.js';
 
 interface MigrateOptions {
   source?: string;
@@ -142,7 +142,11 @@ export function migrateCommand(io: CliIo): Command {
       'variable holding the target API key (default: EAS_TARGET_APIKEY, EAS_APIKEY)',
     )
     .option('--numsessions <n>', 'admin mode: administrative sessions allowed', integer)
-    .option('--logoutmin <minutes>', 'admin mode: minutes before other users are logged out', integer)
+    .option(
+      '--logoutmin <minutes>',
+      'admin mode: minutes before other users are logged out (fractions allowed)',
+      minutes,
+    )
     .option('--adminmode-timeout <seconds>', 'how long to wait for admin mode state 1', integer, 900)
     .option('--poll-interval <seconds>', 'seconds between admin mode state polls', integer, 2)
     .option(

@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { clientFor, integer, type GlobalOptions } from './common.js';
+import { clientFor, integer, minutes, type GlobalOptions } from './common.js';
 import { EasClientError, type EasClient, type Member } from '../client/index.js';
 import { CliError, EXIT, exitCodeOf, type ExitCode } from './exit-codes.js';
 import { plain, type CliIo } from './io.js';
@@ -398,7 +398,7 @@ function adminmodeCommand(io: CliIo): Command {
     .command('on')
     .description('start turning admin mode on (see `state`; `eas migrate` waits by itself)')
     .option('--numsessions <n>', 'administrative sessions allowed', integer)
-    .option('--logoutmin <minutes>', 'minutes before other users are logged out', integer)
+    .option('--logoutmin <minutes>', 'minutes before other users are logged out (fractions allowed)', minutes)
     .action(async (options: { numsessions?: number; logoutmin?: number }, command: Command) => {
       const global = globals(command);
       const client = clientFor(io, global);

@@ -9,6 +9,7 @@ import { EasClient } from '../client/index.js';
 import { captureIo } from '../../test/helpers/cli-io.js';
 import { startListeningServer, type ListeningServer } from '../../test/helpers/http-server.js';
 import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
+import { TcpProxy } from '../../test/helpers/tcp-proxy.js';
 import { EXIT } from './exit-codes.js';
 import type { MigrationOutcome } from './migrate.js';
 import { runCli } from './program.js';
@@ -204,6 +205,55 @@ describe('eas migrate with a target that needs admin mode', () => {
     assert.deepEqual(outcome.adminMode, { turnedOn: true, off: true });
     assert.ok(outcome.steps.some((step) => step.step === 'adminmode-wait' && step.detail === 'interrupted'));
     assert.match(stderr, /interrupted: stopping; admin mode is turned off first/);
+  });
+
+  test('a lost connection while admin mode is on: polls and admin mode off are retried until it is back', async () => {
+    await ordinarySession();
+    const relay = TcpProxy.forUrl(structural.base);
+    await relay.up();
+    const captured = captureIo(env);
+    const running = runCli(
+      [
+        'migrate',
+        '--source',
+        source.base,
+        '--target',
+        relay.rewrite(structural.base).replace(/\/$/, ''),
+        '--definition',
+        'DEMOSNAP',
+        '--poll-interval',
+        '1',
+        '--logoutmin',
+        '10',
+        '--adminmode-timeout',
+        '4',
+        '--retries',
+        '8',
+        '--timeout',
+        '5',
+        '--yes',
+      ],
+      captured.io,
+    );
+    const waitFor = async (check: () => Promise<boolean> | boolean, what: string) => {
+      const deadline = Date.now() + 60_000;
+      while (!(await check())) {
+        assert.ok(Date.now() < deadline, `${what}: ${captured.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    await waitFor(async () => (await targetAdmin.adminMode.state()) === 2, 'admin mode turning on');
+    await relay.down();
+    await waitFor(() => /admin mode off: .*trying again/.test(captured.stderr()), 'a retried admin mode off');
+    assert.equal(await targetAdmin.adminMode.state(), 2, 'still on while the connection is down');
+    await relay.up();
+    const code = await running;
+    await relay.down();
+    assert.equal(code, EXIT.adminModeTimeout, captured.stderr());
+    assert.match(captured.stderr(), /admin mode state: No answer from .*; polling again/);
+    assert.match(captured.stderr(), /adminmode-wait failed: Admin mode did not reach state 1 within 4 s/);
+    assert.match(captured.stderr(), /adminmode-off done/);
+    assert.equal(await targetAdmin.adminMode.state(), 0);
   });
 
   test('completedeploy failing validation: exit 6 with the reason code, admin mode off', async () => {

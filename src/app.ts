@@ -1,5 +1,6 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { adminModeRoutes } from './adminmode/routes.js';
+import { dbconfigRoutes } from './dbconfig/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
 import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
@@ -195,7 +196,8 @@ interface ApiModulesOptions {
 /** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
 async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Promise<void> {
   const { root, config, services } = options;
-  const { resources, properties, apiKeys, lookups, metadata, system, adminMode, migration } = services;
+  const { resources, properties, apiKeys, lookups, metadata, system, adminMode, dbconfig, migration } =
+    services;
   const api = {
     root,
     contextRoot: config.contextRoot,
@@ -211,8 +213,9 @@ async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Pro
   await app.register(apiKeyRoutes, { apiKeys });
   await app.register(authRoutes, { root, ...options.login });
   await app.register(systemRoutes, { root, contextRoot: config.contextRoot, metadata, system });
-  await app.register(adminModeRoutes, { adminMode });
   await app.register(migrationRoutes, { migration });
+  await app.register(adminModeRoutes, { adminMode });
+  await app.register(dbconfigRoutes, { dbconfig });
 }
 
 function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {

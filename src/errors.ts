@@ -284,12 +284,6 @@ export const REASONS = {
     text: (value: string) =>
       `The expiration ${value} is not valid: give the minutes until the key expires (a whole number above 0), or -1 for never.`,
   },
-
-  // Admin mode (src/adminmode, docs/adminmode.md).
-  BMXAA0578E: {
-    status: 400,
-    text: 'You must turn on Admin Mode before performing a structural database configuration.',
-  },
   // Migration packages (src/migration, docs/migration.md).
   EAS0160E: {
     status: 404,
@@ -326,6 +320,44 @@ export const REASONS = {
     status: 502,
     text: (target: string, reason: string) =>
       `The package could not be written to the database of the target ${target}: ${reason}.`,
+  },
+
+  // Database configuration: custom attributes staged and applied (src/dbconfig, docs/dbconfig.md).
+  EAS0170E: {
+    status: 400,
+    text: (objectName: string) =>
+      `The object ${objectName} cannot be configured: it is not a business object whose attributes can be added.`,
+  },
+  EAS0171E: {
+    status: 400,
+    text: (attrName: string) =>
+      `The attribute name ${attrName} is not valid: use a letter followed by letters, digits or underscores, 30 characters at most.`,
+  },
+  EAS0172E: {
+    status: 400,
+    text: (objectName: string, attrName: string) =>
+      `The attribute ${attrName} already exists on the object ${objectName}.`,
+  },
+  EAS0173E: {
+    status: 400,
+    text: (objectName: string, attrName: string) =>
+      `The attribute ${attrName} of the object ${objectName} is not a custom attribute in force, so it cannot be changed or removed.`,
+  },
+  EAS0174E: {
+    status: 400,
+    text: (objectName: string, attrName: string, why: string) =>
+      `The change of the attribute ${attrName} of the object ${objectName} is not valid: ${why}.`,
+  },
+  EAS0175E: {
+    status: 400,
+    text: (objectName: string, attrName: string, changeType: string, why: string) =>
+      `The configuration changes were not applied, and nothing was changed: ${changeType} of the attribute ${attrName} of the object ${objectName} failed, as ${why}.`,
+  },
+
+  // Admin mode (src/adminmode, docs/adminmode.md).
+  BMXAA0578E: {
+    status: 400,
+    text: 'You must turn on Admin Mode before performing a structural database configuration.',
   },
 } as const satisfies Record<string, Reason>;
 
@@ -501,9 +533,6 @@ export const errors = {
   apiKeyTooWeak: (why: string) => reason('EAS0073E', [why], { attrName: 'apikey', objPath: 'apikeytoken' }),
   apiKeyExpirationNotValid: (value: string) =>
     reason('EAS0074E', [value], { attrName: 'expiration', attrValue: value, objPath: 'apikeytoken' }),
-
-  /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
-  adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
   packageDefinitionNotFound: (name: string) =>
     reason('EAS0160E', [name], { attrName: 'pkgdefname', attrValue: name }),
   packageNotFound: (id: string, name: string) =>
@@ -524,6 +553,45 @@ export const errors = {
     reason('EAS0166E', [name, why], { attrName: 'pkgdefname', attrValue: name }),
   packageTargetUnreachable: (target: string, why: string) =>
     reason('EAS0167E', [target, why], { attrName: 'targetname', attrValue: target }),
+
+  objectNotConfigurable: (objectName: string) =>
+    reason('EAS0170E', [objectName], {
+      attrName: 'objectname',
+      attrValue: objectName,
+      objPath: 'maxattributecfg',
+    }),
+  attributeNameNotValid: (attrName: string) =>
+    reason('EAS0171E', [attrName], {
+      attrName: 'attributename',
+      attrValue: attrName,
+      objPath: 'maxattributecfg',
+    }),
+  attributeExists: (objectName: string, attrName: string) =>
+    reason('EAS0172E', [objectName, attrName], {
+      attrName: 'attributename',
+      attrValue: attrName,
+      objPath: 'maxattributecfg',
+    }),
+  notCustomAttribute: (objectName: string, attrName: string) =>
+    reason('EAS0173E', [objectName, attrName], {
+      attrName: 'attributename',
+      attrValue: attrName,
+      objPath: 'maxattributecfg',
+    }),
+  attributeChangeNotValid: (objectName: string, attrName: string, why: string) =>
+    reason('EAS0174E', [objectName, attrName, why], {
+      attrName: 'attributename',
+      attrValue: attrName,
+      objPath: 'maxattributecfg',
+    }),
+  configurationNotApplied: (objectName: string, attrName: string, changeType: string, why: string) =>
+    reason('EAS0175E', [objectName, attrName, changeType, why], {
+      attrName: 'attributename',
+      attrValue: attrName,
+      objPath: 'maxattributecfg',
+    }),
+  /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
+  adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),
 } as const;
 
 export interface ErrorBodyOptions {

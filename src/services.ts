@@ -11,6 +11,7 @@ import { SessionService } from './auth/sessions.js';
 import type { AppConfig } from './config.js';
 import type { Storage } from './db/database.js';
 import type { DynamicDatabase } from './db/schema.js';
+import { DbConfigService } from './dbconfig/service.js';
 import { DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { loadMasterKey } from './apikeys/vault.js';
@@ -33,8 +34,9 @@ export interface ServiceGraph {
   apiKeys: ApiKeyService;
   lookups: LookupService;
   system: SystemService;
-  adminMode: AdminModeService;
   migration: MigrationService;
+  adminMode: AdminModeService;
+  dbconfig: DbConfigService;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -101,6 +103,10 @@ export async function createServices(
     onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
   });
   await adminMode.start();
+  // Custom attributes join the metadata before the first request, and follow every apply of any process.
+  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
+  await dbconfig.start();
+  resources.addWriteRules('MAXATTRIBUTECFG', dbconfig.writeRules);
   resources.addWriteObserver(logins.reactivationObserver);
   resources.addWriteRules('MAXUSER', userWriteRules);
   const apiKeys = new ApiKeyService({
@@ -117,6 +123,8 @@ export async function createServices(
     storage,
     resources,
     new CredentialSeal(await loadMasterKey(config.apiKeys.masterKey, config.dataDir)),
+    dbconfig,
+    adminMode,
   );
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
@@ -133,8 +141,9 @@ export async function createServices(
     apiKeys,
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
-    adminMode,
     migration,
+    adminMode,
+    dbconfig,
     async close() {
       adminMode.close();
       await logins.flush();

@@ -7,7 +7,7 @@ import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
-import { parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
+import { DATE_OID, parseDate, parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -44,12 +44,18 @@ export const pgliteParsers = {
   [INT8_OID]: Number,
   [TIMESTAMPTZ_OID]: parseTimestamp,
   [TIMESTAMP_OID]: parseTimestamp,
+  [DATE_OID]: parseDate,
 };
+
+// Dates are sent in UTC, as PGlite sends them: a DATE attribute's value, midnight UTC, is then that day in a `date`
+// column whatever the server's time zone (a timestamptz is the same instant either way).
+pg.defaults.parseInputDatesAsUTC = true;
 
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === NUMERIC_OID || oid === INT8_OID) return (value: string) => Number(value);
     if (oid === TIMESTAMPTZ_OID || oid === TIMESTAMP_OID) return parseTimestamp;
+    if (oid === DATE_OID) return parseDate;
     return pg.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;

@@ -45,3 +45,15 @@ export function parseTimestamp(text: string): Date {
 
 export const TIMESTAMP_OID = 1114;
 export const TIMESTAMPTZ_OID = 1184;
+
+/**
+ * A `date` value (`2026-03-04`): midnight UTC of that day, as DATE attributes are written and returned
+ * (docs/dbconfig.md, "Types"), never midnight of the server's own time zone.
+ */
+export function parseDate(text: string): Date {
+  return parseTimestamp(
+    `${text.endsWith(' BC') ? text.slice(0, -3) : text} 00:00:00+00${text.endsWith(' BC') ? ' BC' : ''}`,
+  );
+}
+
+export const DATE_OID = 1082;

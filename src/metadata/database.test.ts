@@ -3,7 +3,9 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { openTestStorage } from '../../test/helpers/storage.js';
 import type { Storage } from '../db/database.js';
+import { attributeDefOf, DbConfigService } from '../dbconfig/service.js';
 import { baseObjects } from './objects/index.js';
+import { MetadataRegistry } from './registry.js';
 import type { AttributeDef, MaxType, ObjectDef } from './types.js';
 
 /**
@@ -13,6 +15,8 @@ import type { AttributeDef, MaxType, ObjectDef } from './types.js';
  * - a string attribute's length fits the column (a value the service accepts is never cut or refused by it);
  * - a column the database requires (not null, no default, not an identity) is required, generated, defaulted or
  *   numbered by the service, so a create the service accepts never fails on the database.
+ * Custom attributes (docs/dbconfig.md) are described by their `maxattribute` rows: one of each data type is applied
+ * first, and their columns are held to the same rules.
  */
 
 interface Column {
@@ -54,9 +58,56 @@ const INTERNAL_COLUMNS = new Set(['rowstamp', 'maxuser.blockeduntil', 'apikeytok
 
 let storage: Storage;
 let columns: Map<string, Column>;
+/** Every object with its custom attributes, as the metadata serves it. */
+let objects: ObjectDef[];
+
+/** One custom attribute of each data type, a required one among them, applied as an administrator would. */
+async function applyCustomAttributes(): Promise<ObjectDef[]> {
+  const metadata = new MetadataRegistry();
+  const dbconfig = new DbConfigService({
+    storage,
+    metadata,
+    // The admin-mode check is not what this file is about: structural changes are allowed.
+    guard: { assertStructuralChangesAllowed: () => undefined },
+    log: { error: () => undefined },
+  });
+  const attribute = (attributename: string, maxtype: string, extra: Record<string, unknown> = {}) => ({
+    objectname: 'ASSET',
+    attributename,
+    changetype: 'ADD',
+    maxtype,
+    ...extra,
+  });
+  await dbconfig.stageChanges(
+    [
+      attribute('XALN', 'ALN', { length: 40 }),
+      attribute('XUPPER', 'UPPER', { length: 8, required: true, defaultvalue: 'A' }),
+      attribute('XINTEGER', 'INTEGER'),
+      attribute('XDECIMAL', 'DECIMAL', { length: 8, scale: 3 }),
+      attribute('XDATE', 'DATE'),
+      attribute('XDATETIME', 'DATETIME'),
+      attribute('XYORN', 'YORN', { required: true, defaultvalue: '0' }),
+    ],
+    'MAXADMIN',
+  );
+  await dbconfig.applyPending('MAXADMIN');
+  const customs = await dbconfig.listCustomAttributes();
+  return baseObjects.map((def) => ({
+    ...def,
+    attributes: [
+      ...def.attributes,
+      ...customs.filter((row) => row.objectname === def.name).map(attributeDefOf),
+    ],
+  }));
+}
 
 before(async () => {
   storage = await openTestStorage();
+  objects = await applyCustomAttributes();
+  assert.equal(
+    objects.find((def) => def.name === 'ASSET')!.attributes.filter((a) => a.name.startsWith('x')).length,
+    7,
+  );
   const rows = await sql<Column>`
     select table_name, column_name, data_type, character_maximum_length, is_nullable, column_default, is_identity
       from information_schema.columns
@@ -100,20 +151,20 @@ function problemsOf(def: ObjectDef, attribute: AttributeDef): string[] {
 test('every object has its table', () => {
   const tables = new Set([...columns.values()].map((column) => column.table_name));
   assert.deepEqual(
-    baseObjects.filter((def) => !tables.has(def.table)).map((def) => def.name),
+    objects.filter((def) => !tables.has(def.table)).map((def) => def.name),
     [],
   );
 });
 
 test('every attribute of every object has its column, of its type, length and nullability', () => {
-  const problems = baseObjects.flatMap((def) =>
+  const problems = objects.flatMap((def) =>
     def.attributes.flatMap((attribute) => problemsOf(def, attribute)),
   );
   assert.deepEqual(problems, []);
 });
 
 test('every column of an object table is an attribute, or internal on purpose', () => {
-  const unknown = baseObjects.flatMap((def) => {
+  const unknown = objects.flatMap((def) => {
     const attributes = new Set(def.attributes.map((attribute) => attribute.name));
     return [...columns.values()]
       .filter((column) => column.table_name === def.table && !attributes.has(column.column_name))

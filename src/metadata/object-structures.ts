@@ -122,4 +122,10 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
   // Work orders as the deployed systems serve them beside MXAPIWODETAIL.
   { name: 'MXAPIWO', description: 'Work orders', root: 'WORKORDER', children: [woactivity] },
   { name: 'MXAPIPERSON', aliases: ['MXPERSON'], description: 'People', root: 'PERSON' },
+  // Pending changes of custom attributes, applied by "apply configuration changes" (docs/dbconfig.md).
+  {
+    name: 'MXAPIMAXATTRIBUTECFG',
+    description: 'Pending database configuration changes',
+    root: 'MAXATTRIBUTECFG',
+  },
 ];

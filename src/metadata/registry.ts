@@ -54,6 +54,10 @@ export class MetadataRegistry {
   private readonly objects = new Map<string, ObjectMeta>();
   private readonly structures = new Map<string, ObjectStructure>();
   private readonly structureDefs: ObjectStructureDef[] = [];
+  /** Each object's definition as built, before any custom attribute (see setCustomAttributes). */
+  private readonly baseDefs = new Map<string, ObjectDef>();
+  /** The custom attributes in force, by object, as last set. */
+  private readonly customs = new Map<string, readonly AttributeDef[]>();
   private changes = 0;
 
   constructor(
@@ -62,7 +66,10 @@ export class MetadataRegistry {
     domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds],
   ) {
     validateMetadata(objects, structures, new Set(domainIds));
-    for (const def of objects) this.objects.set(def.name, indexObject(def));
+    for (const def of objects) {
+      this.objects.set(def.name, indexObject(def));
+      this.baseDefs.set(def.name, def);
+    }
     for (const def of structures) this.addObjectStructure(def);
   }
 
@@ -105,6 +112,35 @@ export class MetadataRegistry {
     const def: ObjectDef = { ...meta.def, attributes: [...meta.def.attributes, attribute] };
     const updated = indexObject(def);
     Object.assign(meta, updated);
+  }
+
+  /**
+   * Sets the custom attributes of objects (docs/dbconfig.md): each named object gets its base attributes followed by
+   * the given ones, which replace whatever custom attributes it had; an object given no attributes loses them all.
+   * Structures using the object see the change at once, and the version rises only when something changed, so
+   * plans and caches derived from the metadata are rebuilt exactly when they are stale.
+   */
+  setCustomAttributes(byObject: ReadonlyMap<string, readonly AttributeDef[]>): void {
+    const names = new Set([...this.customs.keys(), ...byObject.keys()]);
+    let changed = false;
+    for (const name of names) {
+      const attributes = byObject.get(name) ?? [];
+      const current = this.customs.get(name) ?? [];
+      if (JSON.stringify(current) === JSON.stringify(attributes)) continue;
+      const base = this.baseDefs.get(name);
+      if (!base) throw new Error(`Unknown object ${name}`);
+      const meta = this.object(name);
+      Object.assign(meta, indexObject({ ...base, attributes: [...base.attributes, ...attributes] }));
+      if (attributes.length > 0) this.customs.set(name, attributes);
+      else this.customs.delete(name);
+      changed = true;
+    }
+    if (changed) this.changes += 1;
+  }
+
+  /** The custom attributes in force on an object (empty when it has none). */
+  customAttributes(objectName: string): readonly AttributeDef[] {
+    return this.customs.get(objectName.toUpperCase()) ?? [];
   }
 
   private node(

@@ -21,6 +21,8 @@ export interface AttributeDef {
   type: MaxType;
   title: string;
   length?: number;
+  /** Digits after the decimal point of a DECIMAL attribute (its `length` being the digits in all). */
+  scale?: number;
   required?: boolean;
   /** Assigned by the database or the service; a client cannot set it. */
   generated?: boolean;

@@ -10,13 +10,18 @@ import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/ap
  */
 const admin = maxauth('MAXADMIN');
 
-async function post(app: TestApp, url: string, body: unknown) {
-  return app.app.inject({
-    method: 'POST',
-    url: `/maximo/oslc${url}`,
-    headers: admin,
-    payload: body as object,
-  });
+async function post(app: TestApp, url: string, body: unknown, headers: Record<string, string> = admin) {
+  return app.app.inject({ method: 'POST', url: `/maximo/oslc${url}`, headers, payload: body as object });
+}
+
+/** A session of MAXADMIN: while admin mode is on, each maxauth request would be a login of its own. */
+async function session(app: TestApp): Promise<Record<string, string>> {
+  const response = await app.app.inject({ method: 'POST', url: '/maximo/oslc/login', headers: admin });
+  const cookie = ([] as string[])
+    .concat(response.headers['set-cookie'] ?? [])
+    .find((line) => line.startsWith('JSESSIONID='));
+  assert.ok(cookie, response.body);
+  return { cookie: cookie.split(';')[0]! };
 }
 
 async function upload(app: TestApp, file: Buffer, filename = 'package.zip') {
@@ -270,6 +275,60 @@ describe('migration packages between two deployments', () => {
     assert.equal(json(refused).Error?.reasonCode, 'EAS0166E');
   });
 
+  test('a custom attribute: deploy refused with BMXAA0578E until admin mode is on, then completedeploy adds it', async () => {
+    const sourceSession = await session(source);
+    await adminModeOn(source, sourceSession);
+    const staged = await post(
+      source,
+      '/os/mxapimaxattributecfg?lean=1',
+      {
+        objectname: 'ASSET',
+        attributename: 'MIGRATED',
+        changetype: 'ADD',
+        maxtype: 'ALN',
+        length: 20,
+        title: 'Migrated',
+      },
+      sourceSession,
+    );
+    assert.equal(staged.statusCode, 201, staged.body);
+    const applied = await post(source, '/dbconfig/apply', {}, sourceSession);
+    assert.equal(applied.statusCode, 200, applied.body);
+    await adminModeOff(source, sourceSession);
+    await defineSnapshot(source, 'TESTATTR', 'MXAPIASSET', 'assetnum="MIGA1"');
+    const { file } = await packageFile(source, 'TESTATTR');
+    const { received, deployed } = await uploadAndDeploy(target, file, 'TESTATTR');
+    assert.equal(deployed.statusCode, 400, deployed.body);
+    const error = json(deployed).Error!;
+    assert.equal(error.reasonCode, 'BMXAA0578E');
+    assert.equal(error.errorattrname, 'dmpackageid');
+    assert.equal(error.errattrvalue, String(received.dmpackageid));
+    const before = await target.app.inject({
+      method: 'GET',
+      url: '/maximo/oslc/os/mxapiasset?lean=1&oslc.select=assetnum&oslc.where=migrated="X"',
+      headers: admin,
+    });
+    assert.equal(before.statusCode, 400, 'not an attribute of the target yet');
+
+    const targetSession = await session(target);
+    await adminModeOn(target, targetSession);
+    const completed = await post(
+      target,
+      '/dm/completedeploy',
+      { pkgdefname: 'TESTATTR', dmpackageid: Number(error.errattrvalue) },
+      targetSession,
+    );
+    assert.equal(completed.statusCode, 200, completed.body);
+    await adminModeOff(target, targetSession);
+    const after = await target.app.inject({
+      method: 'GET',
+      url: '/maximo/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,migrated&oslc.where=assetnum="MIGA1"',
+      headers: admin,
+    });
+    assert.equal(after.statusCode, 200, after.body);
+    assert.equal(json(after).member?.length, 1);
+  });
+
   test('malicious or damaged package files are refused with error objects, nothing stored', async () => {
     await defineSnapshot(source, 'TESTZIP', 'MXAPIITEM', 'itemnum="MIGITEM1"');
     const { file } = await packageFile(source, 'TESTZIP');
@@ -324,6 +383,26 @@ describe('migration packages between two deployments', () => {
     assert.equal(good.statusCode, 200, good.body);
   });
 });
+
+async function adminModeOn(app: TestApp, cookie: Record<string, string>): Promise<void> {
+  const on = await post(app, '/adminmode/on', { numsessions: 5, logoutmin: 0 }, cookie);
+  assert.equal(on.statusCode, 200, on.body);
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const state = await app.app.inject({
+      method: 'GET',
+      url: '/maximo/oslc/adminmode/state',
+      headers: cookie,
+    });
+    if (json(state).state === 1) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail('admin mode did not reach state 1');
+}
+
+async function adminModeOff(app: TestApp, cookie: Record<string, string>): Promise<void> {
+  const off = await post(app, '/adminmode/off', {}, cookie);
+  assert.equal(off.statusCode, 200, off.body);
+}
 
 async function countPackages(app: TestApp): Promise<number> {
   const response = await app.app.inject({

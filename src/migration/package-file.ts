@@ -43,6 +43,24 @@ const DataEntry = Type.Object(
   { additionalProperties: false },
 );
 
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(type: T) =>
+  Type.Union([type, Type.Null()]);
+
+const CustomAttribute = Type.Object(
+  {
+    objectname: Type.String({ pattern: '^[A-Z0-9_]{1,30}$' }),
+    attributename: Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,29}$' }),
+    maxtype: Type.String({ maxLength: 10 }),
+    length: nullable(Type.Integer({ minimum: 0 })),
+    scale: nullable(Type.Integer({ minimum: 0 })),
+    required: Type.Boolean(),
+    defaultvalue: nullable(Type.String({ maxLength: 4000 })),
+    domainid: nullable(Type.String({ maxLength: 18 })),
+    title: Type.String({ maxLength: 100 }),
+  },
+  { additionalProperties: false },
+);
+
 export const Manifest = Type.Object(
   {
     formatVersion: Type.Literal(FORMAT_VERSION),
@@ -55,6 +73,8 @@ export const Manifest = Type.Object(
     createby: Type.String({ maxLength: 30 }),
     createdate: Type.String({ format: 'date-time' }),
     entries: Type.Array(DataEntry, { maxItems: FILE_LIMITS.entries - 1 }),
+    /** Custom attributes of the objects the package covers (structural changes on the target). */
+    attributes: Type.Optional(Type.Array(CustomAttribute, { maxItems: 10_000 })),
   },
   { additionalProperties: false },
 );

@@ -24,6 +24,7 @@ import {
 import * as repository from './repository.js';
 import type { Db, PackageDefinition, PackageRow } from './repository.js';
 import type { CredentialSeal } from './credentials.js';
+import type { AttributeChange, DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
 
 /** Package statuses (docs/migration.md, "Statuses"): the deployed systems' list, nothing more. */
 export const PACKAGE_STATUS = {
@@ -102,6 +103,8 @@ export class MigrationService {
     private readonly storage: Storage,
     private readonly resources: ResourceService,
     private readonly seal: CredentialSeal,
+    private readonly dbconfig: DbConfigService,
+    private readonly guard: StructuralChangeGuard,
   ) {
     this.db = storage.db as unknown as Db;
   }
@@ -276,6 +279,7 @@ export class MigrationService {
         createby: user.userid,
         createdate: created.createdate.toISOString(),
         entries,
+        attributes: await this.customAttributesOf(content.map((entry) => entry.structure)),
       };
       const done = await this.db.transaction().execute(async (trx) => {
         await repository.insertStaging(trx, created.dmpackageid, {
@@ -300,6 +304,59 @@ export class MigrationService {
       });
       throw error;
     }
+  }
+
+  /** The custom attributes of every object of the structures (root and children), as the manifest carries them. */
+  private async customAttributesOf(
+    structures: readonly ObjectStructure[],
+  ): Promise<NonNullable<Manifest['attributes']>> {
+    const objects = new Set<string>();
+    const visit = (node: StructureNode) => {
+      objects.add(node.object.name);
+      node.children.forEach(visit);
+    };
+    structures.forEach((structure) => visit(structure.root));
+    const rows = await this.dbconfig.listCustomAttributes();
+    return rows
+      .filter((row) => objects.has(row.objectname))
+      .map((row) => ({
+        objectname: row.objectname,
+        attributename: row.attributename,
+        maxtype: row.maxtype,
+        length: row.length,
+        scale: row.scale,
+        required: row.required,
+        defaultvalue: row.defaultvalue,
+        domainid: row.domainid,
+        title: row.title,
+      }));
+  }
+
+  /** The configuration changes a package needs on this deployment: its custom attributes that are missing or differ. */
+  private async structuralChanges(manifest: Manifest): Promise<AttributeChange[]> {
+    const wanted = manifest.attributes ?? [];
+    if (wanted.length === 0) return [];
+    const present = new Map(
+      (await this.dbconfig.listCustomAttributes()).map((row) => [
+        `${row.objectname}.${row.attributename}`,
+        row,
+      ]),
+    );
+    const changes: AttributeChange[] = [];
+    for (const attribute of wanted) {
+      const current = present.get(`${attribute.objectname}.${attribute.attributename}`);
+      const same =
+        current !== undefined &&
+        current.maxtype === attribute.maxtype &&
+        current.length === attribute.length &&
+        current.scale === attribute.scale &&
+        current.required === attribute.required &&
+        current.defaultvalue === attribute.defaultvalue &&
+        current.domainid === attribute.domainid &&
+        current.title === attribute.title;
+      if (!same) changes.push({ ...attribute, changetype: current ? 'CHANGE' : 'ADD' });
+    }
+    return changes;
   }
 
   /** Writes one object's lines into staging chunks, counting, sizing and hashing them as the file will hold them. */
@@ -633,6 +690,16 @@ export class MigrationService {
         );
       return structure;
     });
+    const structural = await this.structuralChanges(manifest);
+    if (structural.length > 0) {
+      try {
+        await this.guard.assertStructuralChangesAllowed();
+      } catch (error) {
+        if (isMaximoError(error) && error.reasonCode === 'BMXAA0578E')
+          throw errors.adminModeRequired({ attrName: 'dmpackageid', attrValue: String(dmpackageid) });
+        throw error;
+      }
+    }
     await repository.updatePackage(this.db, dmpackageid, {
       status: PACKAGE_STATUS.deployInProgress,
       progressstatus: 'Deploying',
@@ -645,6 +712,11 @@ export class MigrationService {
         async (writer) => {
           const trx = writer.db as unknown as Db;
           await repository.lockPackage(trx, dmpackageid);
+          if (structural.length > 0) {
+            // The package's configuration first, in the same transaction: it commits only with the records.
+            await this.dbconfig.stageChanges(structural, user.userid, { transaction: writer.db });
+            await this.dbconfig.applyPending(user.userid, { transaction: writer.db });
+          }
           const counts = { added: 0, changed: 0, deleted: 0 };
           for (const [index, entry] of manifest.entries.entries()) {
             const structure = structures[index]!;
@@ -666,6 +738,7 @@ export class MigrationService {
         },
         () => ({ structure: structures[0]!, uniqueId: 0 }),
       );
+      if (structural.length > 0) await this.dbconfig.refresh();
       return {
         warningmsg: `BMXAA8040I - Package ${row.package} was deployed: ${manifest.entries
           .map((entry) => `${entry.count} ${entry.objectstructure}`)

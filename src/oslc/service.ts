@@ -129,6 +129,7 @@ export class ResourceService {
   private plansVersion: number;
   private readonly compiledPages: CompiledPages;
   private limits: Promise<ColumnLimits> | undefined;
+  private limitsVersion = -1;
 
   constructor(
     private readonly storage: Storage,
@@ -475,8 +476,15 @@ export class ResourceService {
     );
   }
 
-  /** The columns' limits, read from the catalog on the first write (the schema does not change while running). */
+  /**
+   * The columns' limits, read from the catalog on the first write and again after the metadata changed: the schema
+   * changes while running only when database configuration is applied (docs/dbconfig.md), which raises the version.
+   */
   private columnLimits(): Promise<ColumnLimits> {
+    if (this.limitsVersion !== this.metadata.version) {
+      this.limits = undefined;
+      this.limitsVersion = this.metadata.version;
+    }
     if (!this.limits) {
       const loading = ColumnLimits.load(this.db);
       this.limits = loading;

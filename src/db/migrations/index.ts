@@ -10,6 +10,7 @@ import { hardening } from './0008-hardening.js';
 import { oslcTransactions } from './0009-oslc-transactions.js';
 import { resourceModel } from './0010-resource-model.js';
 import { adminMode } from './0011-adminmode.js';
+import { dbconfig } from './0012-dbconfig.js';
 import { migrationPackages } from './0013-migration-packages.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   oslcTransactions,
   resourceModel,
   adminMode,
+  dbconfig,
   migrationPackages,
 ];
 

@@ -12,6 +12,7 @@ import { dmpkgdsttrgt } from './dmpkgdsttrgt.js';
 import { groupuser } from './groupuser.js';
 import { item } from './item.js';
 import { locations } from './locations.js';
+import { maxattributecfg } from './maxattributecfg.js';
 import { maxdomain } from './maxdomain.js';
 import { maxgroup } from './maxgroup.js';
 import { maxuser } from './maxuser.js';
@@ -50,4 +51,5 @@ export const baseObjects: readonly ObjectDef[] = [
   dmpkgdefcontent,
   dmpkgdsttrgt,
   dmpackage,
+  maxattributecfg,
 ];

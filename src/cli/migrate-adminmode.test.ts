@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -18,88 +17,15 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
-async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/**
- * The target deployment with one rule added in front of it: deploying a package (deploy, completedeploy) needs admin
- * mode on, as a package with structural changes does on the deployed systems. The rule reads the target's real
- * admin mode state with the caller's own credentials and answers BMXAA0578E naming the package while it is not 1;
- * every other call, and the deploy once admin mode is on, reaches the target unchanged. (The packages of this
- * release carry no structural change, so no target refuses one by itself.)
- */
-async function structuralTarget(targetBase: string): Promise<{ base: string; close(): Promise<void> }> {
-  const target = new URL(targetBase);
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    void (async () => {
-      const body = await readBody(request);
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(request.headers)) {
-        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
-          headers[name] = value;
-      }
-      if (
-        request.method === 'POST' &&
-        /\/dm\/(complete)?deploy$/.test(new URL(request.url!, target).pathname)
-      ) {
-        const state = await fetch(`${targetBase}/oslc/adminmode/state`, { headers });
-        const { state: value } = (await state.json()) as { state: number };
-        if (value !== 1) {
-          const { dmpackageid } = JSON.parse(body.toString()) as { dmpackageid: number };
-          response.writeHead(400, { 'content-type': 'application/json' }).end(
-            JSON.stringify({
-              Error: {
-                errorattrname: 'dmpackageid',
-                errattrvalue: String(dmpackageid),
-                extendedError: { moreInfo: { href: `${targetBase}/oslc/error/messages/BMXAA0578E` } },
-                reasonCode: 'BMXAA0578E',
-                message:
-                  'BMXAA0578E - You must turn on Admin Mode before performing a structural database configuration.',
-                statusCode: '400',
-              },
-            }),
-          );
-          return;
-        }
-      }
-      const answer = await fetch(new URL(request.url!, target), {
-        method: request.method!,
-        headers,
-        ...(body.length > 0 && { body: new Uint8Array(body) }),
-        redirect: 'manual',
-      });
-      const out: Record<string, string> = {};
-      answer.headers.forEach((value, name) => {
-        if (!['content-encoding', 'transfer-encoding', 'content-length', 'connection'].includes(name))
-          out[name] = value;
-      });
-      response.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((error: unknown) => response.writeHead(502).end(String(error)));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    base: `http://127.0.0.1:${port}${target.pathname}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 describe('eas migrate with a target that needs admin mode', () => {
   let source: ListeningServer;
   let target: ListeningServer;
-  let structural: { base: string; close(): Promise<void> };
   let sourceAdmin: EasClient;
   let targetAdmin: EasClient;
   let env: Record<string, string>;
 
   before(async () => {
     [source, target] = await Promise.all([startListeningServer('AMSRC'), startListeningServer('AMTGT')]);
-    structural = await structuralTarget(target.base);
     const login = (server: ListeningServer) =>
       new EasClient({
         baseUrl: server.base,
@@ -115,7 +41,6 @@ describe('eas migrate with a target that needs admin mode', () => {
   after(async () => {
     await targetAdmin?.adminMode.off().catch(() => undefined);
     await Promise.all([sourceAdmin?.logout(), targetAdmin?.logout()]);
-    await structural?.close();
     await Promise.all([source?.close(), target?.close()]);
   });
 
@@ -124,13 +49,42 @@ describe('eas migrate with a target that needs admin mode', () => {
     '--source',
     source.base,
     '--target',
-    structural.base,
+    target.base,
     '--definition',
     'DEMOSNAP',
     '--poll-interval',
     '1',
     ...more,
   ];
+
+  /**
+   * A custom attribute of ASSET added on the source (a structural change: admin mode on there for the apply) and
+   * given to a Bedford asset: the next package carries it, and the target's deploy needs admin mode to add it.
+   */
+  async function customAttributeOnSource(name: string, value: number): Promise<Record<string, unknown>> {
+    await sourceAdmin.adminMode.on({ logoutmin: 0 });
+    try {
+      await sourceAdmin.create('mxapimaxattributecfg', {
+        objectname: 'ASSET',
+        attributename: name,
+        changetype: 'ADD',
+        maxtype: 'INTEGER',
+      });
+      await sourceAdmin.http.request('POST', 'dbconfig/apply');
+    } finally {
+      await sourceAdmin.adminMode.off();
+    }
+    const [asset] = await sourceAdmin
+      .query('mxapiasset', {
+        where: 'siteid="BEDFORD"',
+        select: 'assetnum',
+        orderBy: '+assetnum',
+        pageSize: 1,
+      })
+      .all();
+    await sourceAdmin.update(String(asset!.href), { [name.toLowerCase()]: value });
+    return asset!;
+  }
 
   /** An ordinary user's session on the target: admin mode stays pending (2) until `logoutmin` has passed. */
   async function ordinarySession(): Promise<EasClient> {
@@ -142,11 +96,16 @@ describe('eas migrate with a target that needs admin mode', () => {
     return wilson;
   }
 
-  test('deploy answers BMXAA0578E: admin mode on, countdown until state 1, completedeploy, admin mode off', async () => {
-    const [location] = await sourceAdmin
-      .query('mxapioperloc', { where: 'siteid="BEDFORD"', select: 'location' })
+  test('a package with a custom attribute: admin mode on, countdown to state 1, completedeploy, admin mode off', async () => {
+    const asset = await customAttributeOnSource('XCRITICALITY', 4);
+    const [onSource] = await sourceAdmin
+      .query('mxapiasset', {
+        where: `assetnum="${String(asset.assetnum)}" and siteid="BEDFORD"`,
+        select: 'xcriticality',
+      })
       .all();
-    await sourceAdmin.update(String(location!.href), { description: 'Needs admin mode' });
+    assert.equal(onSource?.xcriticality, 4, 'the value on the source');
+    await sourceAdmin.update(String(asset.href), { description: 'Deployed under admin mode' });
     await ordinarySession();
 
     const captured = captureIo(env);
@@ -165,17 +124,24 @@ describe('eas migrate with a target that needs admin mode', () => {
     assert.ok(log.indexOf('completedeploy done') < log.indexOf('adminmode-off done'));
     assert.equal(captured.stdout(), 'deployed\n');
 
+    // The package's structural change (the attribute) and its records arrived on the target.
+    const attributes = await targetAdmin.http.request<{ member: Array<Record<string, unknown>> }>(
+      'GET',
+      'dbconfig/attributes',
+    );
+    assert.ok(attributes.member.some((attribute) => attribute.attributename === 'XCRITICALITY'));
     const [moved] = await targetAdmin
-      .query('mxapioperloc', {
-        where: `location="${String(location!.location)}" and siteid="BEDFORD"`,
+      .query('mxapiasset', {
+        where: `assetnum="${String(asset.assetnum)}" and siteid="BEDFORD"`,
         select: 'description',
       })
       .all();
-    assert.equal(moved?.description, 'Needs admin mode');
+    assert.equal(moved?.description, 'Deployed under admin mode');
     assert.equal(await targetAdmin.adminMode.state(), 0);
   });
 
   test('SIGINT while admin mode is turning on: admin mode is off afterwards, exit 130', async () => {
+    await customAttributeOnSource('XINTERRUPTED', 1);
     await ordinarySession();
     const child = spawn(
       process.execPath,
@@ -208,8 +174,9 @@ describe('eas migrate with a target that needs admin mode', () => {
   });
 
   test('a lost connection while admin mode is on: polls and admin mode off are retried until it is back', async () => {
+    await customAttributeOnSource('XDISCONNECTED', 2);
     await ordinarySession();
-    const relay = TcpProxy.forUrl(structural.base);
+    const relay = TcpProxy.forUrl(target.base);
     await relay.up();
     const captured = captureIo(env);
     const running = runCli(
@@ -218,7 +185,7 @@ describe('eas migrate with a target that needs admin mode', () => {
         '--source',
         source.base,
         '--target',
-        relay.rewrite(structural.base).replace(/\/$/, ''),
+        relay.rewrite(target.base).replace(/\/$/, ''),
         '--definition',
         'DEMOSNAP',
         '--poll-interval',
@@ -257,6 +224,8 @@ describe('eas migrate with a target that needs admin mode', () => {
   });
 
   test('completedeploy failing validation: exit 6 with the reason code, admin mode off', async () => {
+    await customAttributeOnSource('XREFUSED', 3);
+    // An asset type that exists on the source only: the target's domain refuses the package's record.
     const [domain] = await sourceAdmin
       .query('mxapidomain', { where: 'domainid="ASSETTYPE"', select: 'domainid' })
       .all();

@@ -1,0 +1,286 @@
+import { EasClientError, presentableUrl, readServerError } from './errors.js';
+
+/** How the client proves who it is (README, "Logins"). */
+export type Credentials =
+  | { scheme: 'apikey'; apikey: string }
+  /** Native login: header `maxauth` = base64(user:password) on `POST /oslc/login`. */
+  | { scheme: 'maxauth'; user: string; password: string }
+  /** Application-server login: `Authorization: Basic` on `POST /oslc/login`. */
+  | { scheme: 'basic'; user: string; password: string }
+  /** Application-server form login: `POST /j_security_check`. */
+  | { scheme: 'form'; user: string; password: string };
+
+export interface ClientOptions {
+  /** Address of the context root, e.g. `http://127.0.0.1:7001/maximo`. */
+  baseUrl: string;
+  credentials: Credentials;
+  /** API root: `oslc` (default) or `api` (the alternate route of deployments with application-server security). */
+  apiRoot?: 'oslc' | 'api';
+  /** Per-request time limit in milliseconds (default 60 000). */
+  timeoutMs?: number;
+  /** Replaces the global `fetch` (tests, proxies). */
+  fetch?: typeof fetch;
+}
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface RequestOptions {
+  query?: Record<string, QueryValue>;
+  /** A JSON value (sent as `application/json`) or raw bytes (sent as `application/octet-stream`). */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Read the answer as bytes instead of JSON. */
+  binary?: boolean;
+}
+
+export interface BinaryAnswer {
+  bytes: Uint8Array;
+  contentType: string | undefined;
+  /** File name of a `Content-Disposition: attachment; filename=...` header. */
+  filename: string | undefined;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+function base64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}
+
+function filenameOf(disposition: string | null): string | undefined {
+  if (!disposition) return undefined;
+  const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
+  return match ? decodeURIComponent(match[1]!) : undefined;
+}
+
+/**
+ * The transport: one logged-in conversation with one server. Logins that open a session (maxauth, BASIC, FORM)
+ * log in once and replay the session cookies, as the deployed systems expect of clients; an API key is sent as the
+ * `apikey` header on every call and opens no session.
+ */
+export class HttpSession {
+  readonly baseUrl: string;
+  readonly apiRoot: 'oslc' | 'api';
+  private readonly credentials: Credentials;
+  private readonly timeoutMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private readonly cookies = new Map<string, string>();
+  private loggedIn = false;
+  private loginInFlight: Promise<void> | undefined;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiRoot = options.apiRoot ?? 'oslc';
+    this.credentials = options.credentials;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  /** `<base>/<apiRoot>/<path>`; an absolute address (an `href` of an answer) is taken as it is. */
+  url(path: string, query: Record<string, QueryValue> = {}): URL {
+    const url = /^https?:\/\//i.test(path)
+      ? new URL(path)
+      : new URL(`${this.baseUrl}/${this.apiRoot}/${path.replace(/^\/+/, '')}`);
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url;
+  }
+
+  /** Logs in now (otherwise the first call does). Does nothing for API keys. */
+  async login(): Promise<void> {
+    if (this.credentials.scheme === 'apikey' || this.loggedIn) return;
+    this.loginInFlight ??= this.performLogin().finally(() => {
+      this.loginInFlight = undefined;
+    });
+    await this.loginInFlight;
+  }
+
+  private async performLogin(): Promise<void> {
+    const credentials = this.credentials;
+    if (credentials.scheme === 'apikey') return;
+    if (credentials.scheme === 'form') {
+      const url = new URL(`${this.baseUrl}/j_security_check`);
+      const form = new URLSearchParams({ j_username: credentials.user, j_password: credentials.password });
+      const response = await this.send('POST', url, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+        redirect: 'manual',
+      });
+      // Success is a 200 or a redirect to the application; failure a 401 or a redirect to the login error page.
+      const location = response.headers.get('location') ?? '';
+      if (response.status >= 400 || /loginerror/i.test(location)) {
+        await this.failWith('POST', url, response);
+      }
+      await response.arrayBuffer();
+    } else {
+      const url = this.url('login', { lean: 1 });
+      const authorization: Record<string, string> =
+        credentials.scheme === 'maxauth'
+          ? { maxauth: base64(`${credentials.user}:${credentials.password}`) }
+          : { authorization: `Basic ${base64(`${credentials.user}:${credentials.password}`)}` };
+      const response = await this.send('POST', url, { headers: authorization });
+      if (!response.ok) await this.failWith('POST', url, response);
+      await response.arrayBuffer();
+    }
+    if (this.cookies.size === 0) {
+      throw new EasClientError({
+        kind: 'protocol',
+        message: 'The login was accepted but the server set no session cookie.',
+        status: 200,
+        request: { method: 'POST', url: this.baseUrl },
+      });
+    }
+    this.loggedIn = true;
+  }
+
+  /** Ends the session of a login (no call for API keys, which open none). */
+  async logout(): Promise<void> {
+    if (!this.loggedIn) return;
+    const url = this.url('logout', { lean: 1 });
+    try {
+      const response = await this.send('POST', url, { headers: this.authHeaders() });
+      await response.arrayBuffer();
+    } finally {
+      this.loggedIn = false;
+      this.cookies.clear();
+    }
+  }
+
+  /** One call; the JSON answer (`undefined` for an empty body), or an `EasClientError`. */
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const answer = await this.exchange(method, path, options);
+    const text = await answer.response.text();
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch (cause) {
+      throw new EasClientError({
+        kind: 'protocol',
+        message: `The answer is not JSON (${answer.response.headers.get('content-type') ?? 'no content type'}).`,
+        status: answer.response.status,
+        request: { method, url: presentableUrl(answer.url) },
+        cause,
+      });
+    }
+  }
+
+  /** One call whose answer is a file. */
+  async download(path: string, query: Record<string, QueryValue> = {}): Promise<BinaryAnswer> {
+    const { response } = await this.exchange('GET', path, { query });
+    return {
+      bytes: new Uint8Array(await response.arrayBuffer()),
+      contentType: response.headers.get('content-type') ?? undefined,
+      filename: filenameOf(response.headers.get('content-disposition')),
+    };
+  }
+
+  private async exchange(
+    method: string,
+    path: string,
+    options: RequestOptions,
+  ): Promise<{ response: Response; url: URL }> {
+    await this.login();
+    const url = this.url(path, { lean: 1, ...options.query });
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...this.authHeaders(),
+      ...options.headers,
+    };
+    let body: string | Uint8Array | undefined;
+    if (options.body instanceof Uint8Array) {
+      body = options.body;
+      headers['content-type'] ??= 'application/octet-stream';
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await this.send(method, url, { headers, body });
+    if (!response.ok) await this.failWith(method, url, response);
+    return { response, url };
+  }
+
+  private authHeaders(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (this.credentials.scheme === 'apikey') headers.apikey = this.credentials.apikey;
+    if (this.cookies.size > 0) {
+      headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    }
+    return headers;
+  }
+
+  private async send(
+    method: string,
+    url: URL,
+    init: {
+      headers: Record<string, string>;
+      body?: string | Uint8Array | undefined;
+      redirect?: RequestRedirect;
+    },
+  ): Promise<Response> {
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, {
+        method,
+        headers: init.headers,
+        ...(init.body !== undefined && {
+          body: typeof init.body === 'string' ? init.body : new Blob([new Uint8Array(init.body)]),
+        }),
+        redirect: init.redirect ?? 'follow',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (cause) {
+      const reason =
+        cause instanceof Error && cause.cause instanceof Error ? cause.cause.message : String(cause);
+      throw new EasClientError({
+        kind: 'connection',
+        message: `No answer from ${url.origin}: ${reason}`,
+        status: 0,
+        request: { method, url: presentableUrl(url) },
+        cause,
+      });
+    }
+    for (const line of response.headers.getSetCookie()) this.rememberCookie(line);
+    return response;
+  }
+
+  private rememberCookie(line: string): void {
+    const [pair = '', ...attributes] = line.split(';');
+    const separator = pair.indexOf('=');
+    if (separator <= 0) return;
+    const name = pair.slice(0, separator).trim();
+    const value = pair.slice(separator + 1).trim();
+    const expired = attributes.some((attribute) => {
+      const [key = '', setting = ''] = attribute.split('=');
+      const lower = key.trim().toLowerCase();
+      return (
+        (lower === 'max-age' && Number(setting) <= 0) ||
+        (lower === 'expires' && Date.parse(setting) < Date.now())
+      );
+    });
+    if (expired || value === '') this.cookies.delete(name);
+    else this.cookies.set(name, value);
+  }
+
+  private async failWith(method: string, url: URL, response: Response): Promise<never> {
+    const text = await response.text().catch(() => '');
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const fields = readServerError(body);
+    // Some deployments send the text without its code, some with `<code> - ` in front (docs/cli.md).
+    const reasonCode =
+      fields?.reasonCode ?? /\b(BMXAA\d{4,5}[EWI]|EAS\d{4}[EWI])\b/.exec(fields?.message ?? '')?.[1];
+    throw new EasClientError({
+      kind: 'server',
+      message: fields?.message ?? `${response.status} ${response.statusText}`.trim(),
+      status: response.status,
+      request: { method, url: presentableUrl(url) },
+      reasonCode,
+      attrName: fields?.errorattrname,
+      attrValue: fields?.errattrvalue,
+    });
+  }
+}

@@ -1,0 +1,13 @@
+export { CollectionQuery, EasClient } from './client.js';
+export type {
+  CollectionPage,
+  LookupOptions,
+  Member,
+  PackageRecord,
+  PackageRef,
+  QueryOptions,
+} from './client.js';
+export { EasClientError, presentableUrl, readServerError } from './errors.js';
+export type { EasClientErrorKind, FailedRequest, ServerErrorFields } from './errors.js';
+export { HttpSession } from './http.js';
+export type { BinaryAnswer, ClientOptions, Credentials, QueryValue, RequestOptions } from './http.js';

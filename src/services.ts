@@ -153,6 +153,19 @@ export async function createServices(
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
   resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
   resources.addWriteObserver(migration.changeObserver);
+  metrics.gauge({
+    name: 'eas_admin_mode_state',
+    help: 'Admin mode of the deployment as this process knows it: 0 off, 1 on, 2 pending.',
+    collect() {
+      this.set(adminMode.current().state);
+    },
+  });
+  const deploys = metrics.counter({
+    name: 'eas_package_deploys_total',
+    help: 'Migration package deploys (deploy and completedeploy) that started writing, by result.',
+    labelNames: ['result'],
+  });
+  migration.observeDeploys((result) => deploys.inc({ result }));
   return {
     metrics,
     metadata,

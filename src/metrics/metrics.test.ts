@@ -111,6 +111,27 @@ describe('metrics', () => {
     assert.notEqual(sample(text, 'process_cpu_user_seconds_total'), undefined, 'process metrics');
   });
 
+  test('report admin mode as every process knows it, and package deploys', async () => {
+    assert.equal(sample(await scrape(), 'eas_admin_mode_state'), 0);
+    const on = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/adminmode/on',
+      headers: { ...adminSession, 'content-type': 'application/json' },
+      payload: { numsessions: 5, logoutmin: 5 },
+    });
+    assert.equal(on.statusCode, 200, on.body);
+    // Pending while an ordinary session remains, on at once when none does.
+    assert.ok([1, 2].includes(sample(await scrape(), 'eas_admin_mode_state')!));
+    const off = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/adminmode/off',
+      headers: adminSession,
+    });
+    assert.equal(off.statusCode, 200, off.body);
+    assert.equal(sample(await scrape(), 'eas_admin_mode_state'), 0);
+    assert.match(await scrape(), /# TYPE eas_package_deploys_total counter/);
+  });
+
   test('take the gauges and counters a module registers', async () => {
     let deploys = 0;
     t.services.metrics.gauge({

@@ -672,6 +672,13 @@ export class MigrationService {
     return packageRecord(stored);
   }
 
+  private deployObserver: ((result: 'deployed' | 'failed') => void) | undefined;
+
+  /** Tells `observer` how each deploy that started writing ended (the deploy counter of the metrics). */
+  observeDeploys(observer: (result: 'deployed' | 'failed') => void): void {
+    this.deployObserver = observer;
+  }
+
   /**
    * `POST /dm/deploy`: every record of the package through the write path, in one transaction: added when the
    * target has no record with its keys, else changed (merged for AddChange, replaced for Replace), or deleted.
@@ -741,12 +748,14 @@ export class MigrationService {
         () => ({ structure: structures[0]!, uniqueId: 0 }),
       );
       if (structural.length > 0) await this.dbconfig.refresh();
+      this.deployObserver?.('deployed');
       return {
         warningmsg: `BMXAA8040I - Package ${row.package} was deployed: ${manifest.entries
           .map((entry) => `${entry.count} ${entry.objectstructure}`)
           .join(', ')} (${counts.added} added, ${counts.changed} changed, ${counts.deleted} deleted).`,
       };
     } catch (error) {
+      this.deployObserver?.('failed');
       await repository.updatePackage(this.db, dmpackageid, {
         status: PACKAGE_STATUS.deployError,
         progressstatus: (isMaximoError(error) ? error.message : 'Deploy failed').slice(0, 200),

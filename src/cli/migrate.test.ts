@@ -79,7 +79,16 @@ describe('eas migrate between two servers', () => {
     const outcome = JSON.parse(result.stdout) as MigrationOutcome;
     assert.equal(outcome.exitCode, 0);
     const done = outcome.steps.filter((step) => step.status === 'done').map((step): string => step.step);
-    for (const step of ['create', 'distribute', 'download', 'upload', 'confirm', 'deploy', 'cleanup']) {
+    for (const step of [
+      'create',
+      'distribute',
+      'download',
+      'upload',
+      'preview',
+      'confirm',
+      'deploy',
+      'cleanup',
+    ]) {
       assert.ok(done.includes(step), `${step} in ${done.join(',')}`);
     }
 

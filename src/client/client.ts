@@ -302,10 +302,7 @@ export class EasClient {
     deploy: (ref: PackageRef): Promise<{ warningmsg?: string; [field: string]: unknown }> =>
       this.http.request('POST', 'dm/deploy', { body: ref }),
     /** What deploying the package would add, change and delete, per object (on the target). */
-    preview: (ref: PackageRef): Promise<unknown> =>
-      this.http.request('GET', 'dm/preview', {
-        query: { pkgdefname: ref.pkgdefname, dmpackageid: ref.dmpackageid },
-      }),
+    preview: (ref: PackageRef): Promise<unknown> => this.http.request('POST', 'dm/preview', { body: ref }),
     completeDeploy: (ref: PackageRef): Promise<unknown> =>
       this.http.request('POST', 'dm/completedeploy', { body: ref }),
     close: (ref: PackageRef): Promise<PackageRecord> =>

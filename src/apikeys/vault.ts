@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openText, sealText } from '../util/aead.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 
 /** File of the generated master key in the data directory, when EAS_MASTER_KEY is not set. */
@@ -8,8 +9,6 @@ export const MASTER_KEY_FILE = 'apikey-master.key';
 
 const SEALED_PREFIX = 'v1:';
 const RECENT_KEYS_KEPT = 10_000;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 /** Binds a sealed value to its use: a value sealed for something else does not open as an API key. */
 const ASSOCIATED_DATA = Buffer.from('eas apikeytoken.apikey');
 
@@ -47,28 +46,13 @@ export class KeyVault {
   }
 
   seal(apikey: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
-    cipher.setAAD(ASSOCIATED_DATA);
-    const body = Buffer.concat([cipher.update(apikey, 'utf8'), cipher.final()]);
-    return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+    return SEALED_PREFIX + sealText(this.sealKey, ASSOCIATED_DATA, apikey).toString('base64');
   }
 
   /** The clear value of a sealed one; undefined when it does not open (another master key, altered data). */
   open(sealed: string): string | undefined {
     if (!sealed.startsWith(SEALED_PREFIX)) return undefined;
-    const raw = Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64');
-    if (raw.length < IV_BYTES + TAG_BYTES) return undefined;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, raw.subarray(0, IV_BYTES));
-      decipher.setAAD(ASSOCIATED_DATA);
-      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
-        'utf8',
-      );
-    } catch {
-      return undefined;
-    }
+    return openText(this.sealKey, ASSOCIATED_DATA, Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64'));
   }
 }
 

@@ -1,7 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+import { openText, sealText } from '../../util/aead.js';
 
 /**
  * Short-lived state a sign-in carries through the browser between leaving for the identity provider and coming back
@@ -22,30 +19,15 @@ export class SealedState<T> {
   }
 
   seal(value: T, lifetimeSeconds: number): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(this.associatedData);
     const plain = JSON.stringify({ until: this.now() + lifetimeSeconds * 1000, value });
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+    return sealText(this.key, this.associatedData, plain).toString('base64url');
   }
 
   /** The value, or undefined when the token was altered, sealed under another key or purpose, or has expired. */
   open(token: string | undefined): T | undefined {
     if (token === undefined || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
-    const raw = Buffer.from(token, 'base64url');
-    if (raw.length <= IV_BYTES + TAG_BYTES) return undefined;
-    let plain: string;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES));
-      decipher.setAAD(this.associatedData);
-      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-      plain = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
-        'utf8',
-      );
-    } catch {
-      return undefined;
-    }
+    const plain = openText(this.key, this.associatedData, Buffer.from(token, 'base64url'));
+    if (plain === undefined) return undefined;
     const sealed = JSON.parse(plain) as { until: number; value: T };
     return sealed.until > this.now() ? sealed.value : undefined;
   }

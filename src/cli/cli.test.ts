@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -46,6 +47,17 @@ describe('eas --help', () => {
       assert.match(stdout, /^Usage: eas/);
       assertPlain(stdout, args.join(' '));
     }
+  });
+
+  test('a reader that stops early (eas --help | head -1) ends nothing badly: exit 0, no EPIPE trace', async () => {
+    const child = spawn(process.execPath, [join(root, 'bin', 'eas.js'), '--help'], { cwd: root });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Close the reading end before the usage is written, as `head` does once it has its line.
+    child.stdout.destroy();
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /EPIPE/);
   });
 
   test('a wrong argument is a usage error (exit 2)', async () => {

@@ -23,8 +23,17 @@ export interface CliIo {
 }
 
 function stream(target: NodeJS.WriteStream): CliStream {
+  // A reader that stops early (`eas query --all | head`) closes the pipe: the rest of the output is dropped, and the
+  // command still runs to its end, so that a deployment still turns admin mode off (docs/cli.md).
+  let closed = false;
+  target.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed = true;
+  });
   return {
-    write: (text) => void target.write(text),
+    write: (text) => {
+      if (!closed) target.write(text);
+    },
     get isTTY() {
       return target.isTTY === true;
     },

@@ -191,7 +191,8 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   });
   let { error, results } = await migrator.migrateToLatest();
   // Kysely's introspection reads every schema of the server; one dropped meanwhile by another deployment (or test
-  // file) sharing the server fails the read with 3F000 naming that schema. Nothing was migrated then: read again.
+  // file) sharing the server fails the read with 3F000 naming that schema, or 42P01 naming one of its tables.
+  // Nothing was migrated then: read again.
   for (let attempt = 1; attempt < 5 && isOtherSchemaDropped(error, rows[0]?.schema); attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     ({ error, results } = await migrator.migrateToLatest());
@@ -216,5 +217,6 @@ async function appliedEverywhere(storage: Storage): Promise<boolean> {
 function isOtherSchemaDropped(error: unknown, ownSchema: string | undefined): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === '3F000' && typeof message === 'string' && !message.includes(`"${ownSchema ?? ''}"`);
+  if ((code !== '3F000' && code !== '42P01') || typeof message !== 'string') return false;
+  return !message.includes(`"${ownSchema ?? ''}"`) && !message.includes(`"${ownSchema ?? ''}.`);
 }

@@ -10,7 +10,9 @@ import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/prof
 import { startServer, type RunningServer } from './lib/server-process.js';
 import { BENCH_DATABASE_URL } from './lib/settings.js';
 import type { LoadSettings, Measurement, Pair, Section } from './lib/types.js';
+import { pairVerdict, roundRatios, sliceOrder } from './lib/verdict.js';
 import { plannedSections, sections } from './sections/index.js';
+import { deployBenchmark, formatDeploy } from './deploy.js';
 import { formatMemo, measureMemoCaches } from './memo.js';
 import { formatSoak, soak } from './soak.js';
 import { formatStartup, startup, type StartupRow } from './startup.js';
@@ -30,6 +32,8 @@ const USAGE = `usage: npm run bench -- [section ...] [options]
 sections (default: all): startup, ${sections.map((section) => section.name).join(', ')}
 soak:                    npm run bench -- soak [--duration <s> (default 600)] [--connections <n>]
 memo:                    npm run bench -- memo (what each memo cache of the request path saves, in-process)
+deploy:                  npm run bench -- deploy [--records <n> (default 100000)] [--heap <MiB>]
+                         (a package deploy against INSERTs; --heap limits the servers' V8 old space)
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
 
 options:
@@ -101,17 +105,6 @@ function connectionList(text: string | undefined): number[] {
 
 const round3 = (value: number): number => Number(value.toFixed(3));
 
-/**
- * The two slices of a round are taken one after the other, so a machine that slows down or speeds up for a while
- * (other tenants, frequency changes) moves both; the median of the rounds' ratios then ignores the odd round that a
- * burst of background load hit on one side only, which a ratio of totals would not.
- */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return round3(sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2);
-}
-
 const slug = (text: string): string =>
   text
     .toLowerCase()
@@ -181,8 +174,7 @@ async function runPair(
     const sliceSeconds = settings.durationSeconds / settings.rounds;
     log(`  measuring: ${settings.rounds} x ${sliceSeconds} s each, alternating`);
     for (let round = 0; round < settings.rounds; round++) {
-      const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const index of order) await loads[index]!.slice(sliceSeconds);
+      for (const index of sliceOrder(round)) await loads[index]!.slice(sliceSeconds);
     }
     if (profile)
       for (const [index, processes] of servers.entries())
@@ -196,13 +188,9 @@ async function runPair(
         );
       }
     }
-    const baselineSlices = result.baseline.slices;
-    result.roundRatios = result.subject.slices.map((slice, index) =>
-      round3(slice.requestsPerSecond / baselineSlices[index]!.requestsPerSecond),
-    );
-    result.ratio = median(result.roundRatios);
+    result.roundRatios = roundRatios(result.subject.slices, result.baseline.slices);
+    ({ ratio: result.ratio, verdict: result.verdict } = pairVerdict(result.roundRatios, pair.target));
     result.overallRatio = round3(result.subject.requestsPerSecond / result.baseline.requestsPerSecond);
-    result.verdict = pair.target === undefined ? 'INFO' : result.ratio >= pair.target ? 'PASS' : 'FAIL';
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
     log(`  ERROR: ${result.error}`);
@@ -294,6 +282,8 @@ async function main(): Promise<number> {
       starts: { type: 'string' },
       idle: { type: 'string' },
       load: { type: 'string' },
+      records: { type: 'string' },
+      heap: { type: 'string' },
       reload: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       list: { type: 'boolean', default: false },
@@ -307,6 +297,9 @@ async function main(): Promise<number> {
   if (values.list) {
     process.stdout.write(
       `${'startup'.padEnd(12)} issue 18: start to first answer and resident memory of npm start\n`,
+    );
+    process.stdout.write(
+      `${'deploy'.padEnd(12)} a 100,000-record migration package deployed against plain batched INSERTs (own mode)\n`,
     );
     for (const section of sections)
       process.stdout.write(`${section.name.padEnd(12)} issue ${section.issue}: ${section.summary}\n`);
@@ -329,6 +322,19 @@ async function main(): Promise<number> {
     });
     process.stdout.write(`\n${formatSoak(result)}\n`);
     return result.passed ? 0 : 1;
+  }
+  if (positionals.length === 1 && positionals[0]!.toLowerCase() === 'deploy') {
+    const result = await deployBenchmark({
+      databaseUrl: BENCH_DATABASE_URL,
+      records: Math.round(positiveNumber('records', values.records, 100_000)),
+      ...(values.heap !== undefined && { heapMiB: Math.round(positiveNumber('heap', values.heap, 0)) }),
+      log,
+    });
+    process.stdout.write(`\n${formatDeploy(result)}\n`);
+    await mkdir(resultsDir, { recursive: true });
+    await writeFile(join(resultsDir, 'deploy.json'), `${JSON.stringify(result, null, 2)}\n`);
+    log(`results written to ${relative(rootDir, join(resultsDir, 'deploy.json'))}`);
+    return result.verdict === 'PASS' ? 0 : 1;
   }
   const settings: LoadSettings = {
     durationSeconds: positiveNumber('duration', values.duration, 10),

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { stopChild } from './lib/server-process.js';
+import { median } from './lib/verdict.js';
 import { BENCH_MASTER_KEY, CONTEXT_ROOT, sessionCookieHeader } from './lib/settings.js';
 
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,12 +53,6 @@ export interface StartupRow {
   verdict: Verdict;
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 const round = (value: number, digits: number): number => Number(value.toFixed(digits));
 
 /** `npm run build`, what `npm install` runs (incremental: seconds when dist/ is current), so the start measured is `npm start`. */
@@ -78,6 +73,18 @@ interface Started {
   base: string;
   /** From spawn to the first HTTP answer, in seconds. */
   seconds: number;
+  /** CPU time of the process (user + system, all its threads) until then: what a busy machine does not inflate. */
+  cpuSeconds: number;
+}
+
+/** Linux's clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on every architecture Node runs on). */
+const CLOCK_TICKS = 100;
+
+async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // After the command name in parentheses: field 3 is the state, 14 and 15 (utime, stime) are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /**
@@ -134,7 +141,8 @@ async function startServer(env: Record<string, string>): Promise<Started> {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     }
-    return { child, base, seconds: (performance.now() - started) / 1000 };
+    const seconds = (performance.now() - started) / 1000;
+    return { child, base, seconds, cpuSeconds: await cpuSecondsOf(child.pid!) };
   } catch (error) {
     await stopChild(child);
     throw error;
@@ -250,29 +258,43 @@ async function measureStorage(storage: StorageUnderTest, settings: StartupSettin
       verdict: verdictOf(value, limit),
     });
   };
+  /** Each start's line, then the series' wall-clock row (with the PGlite target) and its CPU row. */
+  const logStart = (measure: string, server: Started) =>
+    log(
+      `startup: ${storage.name} ${measure} ${server.seconds.toFixed(2)} s (CPU ${server.cpuSeconds.toFixed(2)} s)`,
+    );
+  const startRows = (measure: string, starts: readonly Started[], pgliteLimit: number) => {
+    const limit = storage.name === 'pglite' ? pgliteLimit : undefined;
+    row(
+      measure,
+      's',
+      starts.map((start) => start.seconds),
+      limit,
+    );
+    row(
+      `${measure}, CPU`,
+      's',
+      starts.map((start) => start.cpuSeconds),
+    );
+  };
   let env: Record<string, string> = {};
-  const firstStarts: number[] = [];
+  const firstStarts: Started[] = [];
   for (let index = 0; index < settings.starts; index++) {
     env = { ...(await storage.fresh(index)), EAS_DEMO: '1' };
     const server = await startServer(env);
-    firstStarts.push(server.seconds);
-    log(`startup: ${storage.name} first start with demo data ${server.seconds.toFixed(2)} s`);
+    firstStarts.push(server);
+    logStart('first start with demo data', server);
     await stopChild(server.child);
   }
-  row(
-    'first start with demo data',
-    's',
-    firstStarts,
-    storage.name === 'pglite' ? STARTUP_TARGETS.firstStartWithDemoSeconds : undefined,
-  );
-  const restarts: number[] = [];
+  startRows('first start with demo data', firstStarts, STARTUP_TARGETS.firstStartWithDemoSeconds);
+  const restarts: Started[] = [];
   for (let index = 0; index < settings.starts; index++) {
     const server = await startServer(env);
-    restarts.push(server.seconds);
-    log(`startup: ${storage.name} restart ${server.seconds.toFixed(2)} s`);
+    restarts.push(server);
+    logStart('restart', server);
     await stopChild(server.child);
   }
-  row('restart', 's', restarts, storage.name === 'pglite' ? STARTUP_TARGETS.restartSeconds : undefined);
+  startRows('restart', restarts, STARTUP_TARGETS.restartSeconds);
 
   const server = await startServer(env);
   try {

@@ -1,5 +1,12 @@
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyInstance,
+  type FastifyRequest,
+  type onRequestHookHandler,
+} from 'fastify';
 import { adminModeRoutes } from './adminmode/routes.js';
 import { dbconfigRoutes } from './dbconfig/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
@@ -84,6 +91,22 @@ const LEVEL_NUMBERS: Readonly<Record<string, number>> = {
 };
 const logsRequests = (level: string): boolean => (LEVEL_NUMBERS[level] ?? Infinity) <= LEVEL_NUMBERS.info!;
 
+/**
+ * Fastify's request lines at a level that drops its `info` lines: `incoming request` and `request completed` are not
+ * written at all (the request's logger would discard them), `request errored` and every other failure line still are.
+ */
+class ErrorLinesOnly extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) super.requestCompleted(error, request, reply);
+  }
+}
+
 export async function buildApp(
   config: AppConfig,
   storage: Storage,
@@ -122,6 +145,8 @@ export async function buildApp(
     // Request ids: the client's `x-request-id` when safe, else generated; echoed on every answer (docs/operations.md).
     requestIdHeader: false,
     genReqId: requestIdOf,
+    // Above info, Fastify's own two info lines per request would be dropped anyway: not even asked for.
+    ...(!requestsLogged && { logController: new ErrorLinesOnly() }),
     bodyLimit: config.bodyLimit,
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
@@ -178,26 +203,29 @@ export async function buildApp(
   // Before any route registers: each route records its requests (src/metrics/requests.ts).
   const requests = requestStatistics(graph.metrics);
   requests.install(app);
-  echoRequestId(app);
-  registerErrorContract(app, config, sessions, requests);
   const cookies = cookiePolicy(config);
   const credentialStrategies =
     config.auth.mode === 'appserver'
       ? [basicStrategy(logins), maxauthStrategy(logins)]
       : [maxauthStrategy(logins), basicStrategy(logins)];
   const keyStrategy = apiKeyStrategy(apiKeys);
-  registerAccessHook(app, {
-    auth,
-    strategies: [keyStrategy, ...credentialStrategies, sessionStrategy(sessions)],
-    keyOnly: config.apiKeys.apiRouteKeyOnly
-      ? { prefix: `${config.contextRoot}/api`, strategy: keyStrategy }
-      : undefined,
-    metadata,
-    sessions,
-    cookies,
-    tokenCookie: config.auth.mode === 'appserver',
-    admission: graph.adminMode,
-  });
+  const notFoundAccess = registerAccessHook(
+    app,
+    {
+      auth,
+      strategies: [keyStrategy, ...credentialStrategies, sessionStrategy(sessions)],
+      keyOnly: config.apiKeys.apiRouteKeyOnly
+        ? { prefix: `${config.contextRoot}/api`, strategy: keyStrategy }
+        : undefined,
+      metadata,
+      sessions,
+      cookies,
+      tokenCookie: config.auth.mode === 'appserver',
+      admission: graph.adminMode,
+    },
+    echoRequestId,
+  );
+  registerErrorContract(app, config, sessions, requests, notFoundAccess);
 
   const authSettings: AuthSettings = {
     mode: config.auth.mode,
@@ -349,6 +377,8 @@ function registerErrorContract(
   config: AppConfig,
   sessions: ServiceGraph['sessions'],
   requests: RequestStatistics,
+  /** The access hook of unmatched URLs (src/auth/hook.ts): the key-only route refuses them before the 404. */
+  notFoundAccess: onRequestHookHandler,
 ): void {
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
@@ -383,7 +413,10 @@ function registerErrorContract(
       errorBody(maximo, { messagesBase: errorMessagesHref(links), lean }),
     );
   });
-  app.setNotFoundHandler((request, reply) => {
+  // Fastify gives the not-found route every lifecycle hook named here, although its types list only preValidation
+  // and preHandler: onRequest refuses on the key-only route before the body is read, as on every other route.
+  const notFoundHooks = { onRequest: notFoundAccess, preHandler: [] };
+  app.setNotFoundHandler(notFoundHooks, (request, reply) => {
     const links = linksFor(request, config.contextRoot, apiRootOf(request, config.contextRoot), false);
     const error = errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
     const sent = sendJson(

@@ -321,6 +321,11 @@ export const REASONS = {
     text: (target: string, reason: string) =>
       `The package could not be written to the database of the target ${target}: ${reason}.`,
   },
+  EAS0169E: {
+    status: 409,
+    text: (objectStructure: string, key: string, count: number) =>
+      `The package cannot be deployed: the record ${key} of ${objectStructure} was changed on this deployment since it was last in step with the source (${count} record(s) drifted); nothing was deployed. Deploy with "force": true to overwrite the changes.`,
+  },
 
   // Database configuration: custom attributes staged and applied (src/dbconfig, docs/dbconfig.md).
   EAS0170E: {
@@ -579,6 +584,11 @@ export const errors = {
     reason('EAS0166E', [name, why], { attrName: 'pkgdefname', attrValue: name }),
   packageTargetUnreachable: (target: string, why: string) =>
     reason('EAS0167E', [target, why], { attrName: 'targetname', attrValue: target }),
+  packageDrifted: (objectStructure: string, key: string, count: number) =>
+    reason('EAS0169E', [objectStructure, key, count], {
+      attrValue: key,
+      objPath: objectStructure.toLowerCase(),
+    }),
 
   objectNotConfigurable: (objectName: string) =>
     reason('EAS0170E', [objectName], {

@@ -1,22 +1,23 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
-import { ApiKeyService } from './apikeys/service.js';
+import { APIKEY_OBJECT, ApiKeyService } from './apikeys/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { OidcRelyingParty } from './auth/oidc/service.js';
 import { DEFAULT_ADDRESS_BLOCK, LoginService } from './auth/login.js';
 import { userWriteRules } from './auth/password-rules.js';
+import { rightsWriteRules } from './auth/rights-rules.js';
 import { SamlService } from './auth/saml/service.js';
-import { AuthService } from './auth/service.js';
+import { AuthService, SECURITY_OBJECTS } from './auth/service.js';
 import { SessionService } from './auth/sessions.js';
 import type { AppConfig } from './config.js';
 import type { Storage } from './db/database.js';
 import { DbConfigService } from './dbconfig/service.js';
-import { DomainCache } from './domains/domain-cache.js';
+import { DOMAIN_OBJECTS, DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { loadMasterKey } from './apikeys/vault.js';
 import { CredentialSeal } from './migration/credentials.js';
-import { MigrationService } from './migration/service.js';
+import { DEFINITION_OBJECTS, MigrationService } from './migration/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
 import { observeServices } from './metrics/service-metrics.js';
 import { Metrics } from './metrics/service.js';
@@ -69,6 +70,12 @@ export async function createServices(
   await domains.listen(storage.bus);
   await auth.listen(storage.bus);
   const resources = new ResourceService(storage, metadata, domains);
+  await resources.listen();
+  // What the caches listening on the `object` channel hold: only writes of these are notified.
+  resources.announceWrites(DOMAIN_OBJECTS);
+  resources.announceWrites(SECURITY_OBJECTS);
+  resources.announceWrites([APIKEY_OBJECT]);
+  resources.announceWrites(DEFINITION_OBJECTS);
   const properties = new PropertyService(storage, {
     serverName: config.serverName,
     metadata,
@@ -119,8 +126,14 @@ export async function createServices(
   const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
   await dbconfig.start();
   resources.addWriteRules('MAXATTRIBUTECFG', dbconfig.writeRules);
-  resources.addWriteObserver(logins.reactivationObserver);
+  resources.addWriteObserver(logins.reactivationObserver, logins.reactivationWrites);
   resources.addWriteRules('MAXUSER', userWriteRules);
+  resources.addWriteRules('MAXPROP', properties.writeRules);
+  resources.addWriteRules('MAXPROPVALUE', properties.writeRules);
+  resources.addWriteRules(
+    'OSAUTH',
+    rightsWriteRules((name) => metadata.findObjectStructure(name)),
+  );
   const apiKeys = new ApiKeyService({
     storage,
     properties,
@@ -148,11 +161,12 @@ export async function createServices(
     new CredentialSeal(await loadMasterKey(config.apiKeys.masterKey, config.dataDir)),
     dbconfig,
     adminMode,
+    properties,
   );
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
   resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
-  resources.addWriteObserver(migration.changeObserver);
+  resources.addWriteObserver(migration.changeObserver, migration.changeWrites);
   metrics.gauge({
     name: 'eas_admin_mode_state',
     help: 'Admin mode of the deployment as this process knows it: 0 off, 1 on, 2 pending.',

@@ -55,7 +55,8 @@ export const createSection: Section = {
         name: 'asset create, session',
         description:
           'POST of a new asset with the session cookie of one login: access hook, body validation against the ' +
-          'object structure, defaults, the insert, status history, change event; against one plain INSERT.',
+          'object structure, defaults, the insert and its status history in one statement (no change event: no ' +
+          'cache holds assets); against one plain INSERT.',
         target: 0.5,
         subject: {
           label: 'eas',

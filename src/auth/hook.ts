@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
-import { isUnder, routePath } from '../http/route-path.js';
+import { isUnder, normalisedPath } from '../http/route-path.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
 import { sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
 import type { AuthService } from './service.js';
@@ -52,44 +52,83 @@ export interface AccessHookOptions {
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** What the access hook needs to know of the route a request matched, resolved once per route. */
+interface RouteAccess {
+  access: Access | undefined;
+  /** The key-only strategy when the route is under its prefix (decided on the pattern the router matched). */
+  keyOnly: AuthStrategy | undefined;
+}
+
 /**
  * The one place where access is decided, before the body is read: authenticate with the first strategy whose
  * credentials the request carries (a login answers with a session cookie), check the CSRF token of browser-session
  * writes, then check what the route declared. A callback hook rather than an async one: a request whose session or
  * key this process knows is decided without a promise (see MaybePromise).
+ *
+ * Each route gets its own hook as it registers, holding what the route declared: no lookup of the route on every
+ * request (Fastify's `request.routeOptions` builds a fresh object each time it is read). Routes that packages
+ * register declare their access in `onRoute` hooks of their own, which run after this one, so a route's access is
+ * read on its first request. `before` runs first on every request, refused ones included (the request id's echo).
+ * The returned hook is the not-found handler's: unmatched URLs are judged on their decoded path.
  */
-export function registerAccessHook(app: FastifyInstance, options: AccessHookOptions): void {
+export function registerAccessHook(
+  app: FastifyInstance,
+  options: AccessHookOptions,
+  before: (request: FastifyRequest, reply: FastifyReply) => void,
+): onRequestHookHandler {
   app.decorateRequest('user', null);
   app.decorateRequest('objectStructure', null);
   app.decorateRequest('session', null);
-  app.addHook('onRequest', (request, reply, done) => {
-    let decided: MaybePromise<void>;
-    try {
-      decided = checkAccess(request, reply, options);
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    if (decided instanceof Promise) decided.then(() => done(), done);
-    else done();
+  const hookOf =
+    (accessOf: (request: FastifyRequest) => RouteAccess | undefined): onRequestHookHandler =>
+    (request, reply, done) => {
+      before(request, reply);
+      let decided: MaybePromise<void>;
+      try {
+        decided = checkAccess(request, reply, accessOf(request), options);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      if (decided instanceof Promise) decided.then(() => done(), done);
+      else done();
+    };
+  app.addHook('onRoute', (route) => {
+    let resolved: RouteAccess | undefined;
+    const hook = hookOf(() => {
+      resolved ??= {
+        access: route.config?.access,
+        keyOnly: keyOnlyStrategy(options, route.url),
+      };
+      return resolved;
+    });
+    const existing = route.onRequest;
+    route.onRequest =
+      existing === undefined ? [hook] : [hook, ...(Array.isArray(existing) ? existing : [existing])];
+  });
+  return hookOf((request) => {
+    const keyOnly = keyOnlyStrategy(options, normalisedPath(request.url));
+    // Unmatched URLs go to the not-found handler, which answers 404 whoever asks, but on the key-only route.
+    return keyOnly === undefined ? undefined : { access: undefined, keyOnly };
   });
 }
 
+/** `route` undefined: the request matched no route and is answered 404 unless the key-only route refuses it first. */
 function checkAccess(
   request: FastifyRequest,
   reply: FastifyReply,
+  route: RouteAccess | undefined,
   options: AccessHookOptions,
 ): MaybePromise<void> {
-  const access = request.routeOptions.config.access;
-  const only = keyOnlyStrategy(request, options);
-  if (only) {
+  if (route === undefined) return;
+  const { access, keyOnly } = route;
+  if (keyOnly) {
     // Before any other work: a request without a key gets no further on the key-only route.
-    if (!only.applies(request)) throw errors.notLoggedIn();
-  } else if (access?.kind === 'public' || request.is404) {
-    // Unmatched URLs go to the not-found handler, which answers 404 whoever asks.
+    if (!keyOnly.applies(request)) throw errors.notLoggedIn();
+  } else if (access?.kind === 'public') {
     return;
   }
-  return andThen(authenticate(request, reply, options, only), (user) => {
+  return andThen(authenticate(request, reply, options, keyOnly), (user) => {
     request.user = user;
     if (access?.kind === 'public' || request.is404) return;
     authorize(request, user, access, options.metadata);
@@ -115,11 +154,14 @@ function authorize(
   }
 }
 
-/** Decided on the path the router matched, not the raw URL: `/maximo/ap%69/...` is the key-only route too. */
-function keyOnlyStrategy(request: FastifyRequest, options: AccessHookOptions): AuthStrategy | undefined {
+/**
+ * Decided on the path the router matched (the route's pattern, or an unmatched URL's decoded path), not the raw URL:
+ * `/maximo/ap%69/...` is the key-only route too (docs/security.md).
+ */
+function keyOnlyStrategy(options: AccessHookOptions, path: string): AuthStrategy | undefined {
   const keyOnly = options.keyOnly;
   if (!keyOnly) return undefined;
-  return isUnder(routePath(request), keyOnly.prefix) ? keyOnly.strategy : undefined;
+  return isUnder(path, keyOnly.prefix) ? keyOnly.strategy : undefined;
 }
 
 function authenticate(

@@ -1,13 +1,8 @@
-import {
-  Client,
-  Filter,
-  InvalidCredentialsError,
-  InvalidDNSyntaxError,
-  NoSuchObjectError,
-  SizeLimitExceededError,
-  UnwillingToPerformError,
-} from 'ldapts';
+import type * as ldapts from 'ldapts';
 import type { LdapConfig } from '../config.js';
+
+type Ldapts = typeof ldapts;
+type Client = ldapts.Client;
 
 /** Characters escaped anywhere in a DN attribute value (RFC 4514 §2.4). */
 const DN_SPECIAL = /[\\,+"<>;=\0]/g;
@@ -21,7 +16,10 @@ export function escapeDnValue(value: string): string {
 }
 
 /** Directory answers that mean "these credentials are not valid", as opposed to "the directory failed". */
-function isRefusal(error: unknown): boolean {
+function isRefusal(
+  { InvalidCredentialsError, NoSuchObjectError, InvalidDNSyntaxError, UnwillingToPerformError }: Ldapts,
+  error: unknown,
+): boolean {
   return (
     error instanceof InvalidCredentialsError ||
     error instanceof NoSuchObjectError ||
@@ -54,53 +52,55 @@ export class LdapDirectory {
   async authenticate(login: string, password: string): Promise<string | undefined> {
     // An empty password is an unauthenticated bind, which directories accept: never a login.
     if (login === '' || password === '') return undefined;
-    const client = new Client({
+    // Loaded at the first directory login, not at start-up: only the appserver mode uses it (docs/startup.md).
+    const ldap = await import('ldapts');
+    const client = new ldap.Client({
       url: this.config.url,
       timeout: this.timeoutMs,
       connectTimeout: this.timeoutMs,
     });
     try {
-      const dn = await this.userDn(client, login);
+      const dn = await this.userDn(ldap, client, login);
       if (dn === undefined) return undefined;
       try {
         await client.bind(dn, password);
       } catch (error) {
-        if (isRefusal(error)) return undefined;
+        if (isRefusal(ldap, error)) return undefined;
         throw error;
       }
-      return (await this.readUid(client, dn)) ?? login;
+      return (await this.readUid(ldap, client, dn)) ?? login;
     } finally {
       await client.unbind().catch(() => undefined);
     }
   }
 
-  private async userDn(client: Client, login: string): Promise<string | undefined> {
+  private async userDn(ldap: Ldapts, client: Client, login: string): Promise<string | undefined> {
     const { userDnTemplate, searchBase, searchFilter, bindDn, bindPassword } = this.config;
     if (userDnTemplate) return userDnTemplate.replaceAll('{0}', escapeDnValue(login));
     if (bindDn) await client.bind(bindDn, bindPassword ?? '');
     try {
       const { searchEntries } = await client.search(searchBase ?? '', {
         scope: 'sub',
-        filter: searchFilter.replaceAll('{0}', Filter.escape(login)),
+        filter: searchFilter.replaceAll('{0}', ldap.Filter.escape(login)),
         attributes: ['dn'],
         sizeLimit: 2,
       });
       // Two entries for one login name is ambiguous: refused rather than guessed.
       return searchEntries.length === 1 ? searchEntries[0]!.dn : undefined;
     } catch (error) {
-      if (error instanceof SizeLimitExceededError) return undefined;
+      if (error instanceof ldap.SizeLimitExceededError) return undefined;
       throw error;
     }
   }
 
-  private async readUid(client: Client, dn: string): Promise<string | undefined> {
+  private async readUid(ldap: Ldapts, client: Client, dn: string): Promise<string | undefined> {
     const attribute = this.config.uidAttribute;
     try {
       const { searchEntries } = await client.search(dn, { scope: 'base', attributes: [attribute] });
       const entry = searchEntries[0];
       return entry ? firstValue(entry[attribute]) : undefined;
     } catch (error) {
-      if (isRefusal(error)) return undefined;
+      if (isRefusal(ldap, error)) return undefined;
       throw error;
     }
   }

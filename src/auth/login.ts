@@ -4,7 +4,7 @@ import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import { isDatabaseUnavailable } from '../db/faults.js';
 import type { Database } from '../db/schema.js';
 import { errors, isMaximoError } from '../errors.js';
-import type { WriteObserver } from '../oslc/write-extensions.js';
+import type { ObservedWrites, WriteObserver } from '../oslc/write-extensions.js';
 import { Echoes } from './echoes.js';
 import type { LdapDirectory } from './ldap.js';
 import { findCredentials, mayLogIn } from './repository.js';
@@ -261,11 +261,15 @@ export class LoginService {
    * count, in the same transaction, so that the next failure does not block it again at once.
    */
   readonly reactivationObserver: WriteObserver = async (transaction, write) => {
-    if (write.object.name !== 'MAXUSER' || write.operation !== 'update') return;
+    if (!this.reactivationWrites(write.object, write.operation)) return;
     if (write.after?.status !== 'ACTIVE' || write.before?.status === 'ACTIVE') return;
     const userid = write.after.userid;
     if (typeof userid === 'string') await resetUserFailures(typedView(transaction), [userid]);
   };
+
+  /** The writes a reactivation can be: updates of users. */
+  readonly reactivationWrites: ObservedWrites = (object, operation) =>
+    object.name === 'MAXUSER' && operation === 'update';
 
   /**
    * Native, BASIC and FORM logins by mode: a managed or federated deployment takes none (its users sign in at the

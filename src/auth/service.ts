@@ -17,7 +17,7 @@ const sha256: (text: string) => string =
     : (text) => crypto.createHash('sha256').update(text).digest('base64');
 
 /** Objects whose writes change who may log in or what they may do. */
-const SECURITY_OBJECTS: ReadonlySet<string> = new Set([
+export const SECURITY_OBJECTS: ReadonlySet<string> = new Set([
   'MAXUSER',
   'PERSON',
   'MAXGROUP',

@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { EasClient } from '../client/index.js';
 import { captureIo } from '../../test/helpers/cli-io.js';
-import { startListeningServer, type ListeningServer } from '../../test/helpers/http-server.js';
-import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
+import type { ListeningServer } from '../../test/helpers/http-server.js';
+import { startMigrationServers } from '../../test/helpers/migration-servers.js';
+import { DEMO_PASSWORD } from '../../test/helpers/storage.js';
 import { TcpProxy } from '../../test/helpers/tcp-proxy.js';
 import { EXIT } from './exit-codes.js';
 import type { MigrationOutcome } from './migrate.js';
@@ -25,18 +26,7 @@ describe('eas migrate with a target that needs admin mode', () => {
   let env: Record<string, string>;
 
   before(async () => {
-    [source, target] = await Promise.all([startListeningServer('AMSRC'), startListeningServer('AMTGT')]);
-    const login = (server: ListeningServer) =>
-      new EasClient({
-        baseUrl: server.base,
-        credentials: { scheme: 'maxauth', user: 'MAXADMIN', password: ADMIN_PASSWORD },
-      });
-    sourceAdmin = login(source);
-    targetAdmin = login(target);
-    env = {
-      EAS_SOURCE_APIKEY: await sourceAdmin.apikeys.create(-1),
-      EAS_TARGET_APIKEY: await targetAdmin.apikeys.create(-1),
-    };
+    ({ source, target, sourceAdmin, targetAdmin, env } = await startMigrationServers('AMSRC', 'AMTGT'));
   });
   after(async () => {
     await targetAdmin?.adminMode.off().catch(() => undefined);

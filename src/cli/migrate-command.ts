@@ -30,12 +30,13 @@ interface MigrateOptions {
   cleanup: 'close' | 'delete' | 'none';
   yes?: boolean;
   dryRun?: boolean;
+  force?: boolean;
 }
 
 function previewTable(rows: readonly PreviewRow[]): string {
   return renderTable(
     rows.map((row) => ({ ...row })),
-    ['object', 'adds', 'changes', 'deletes'],
+    ['object', 'adds', 'changes', 'deletes', 'drifts'],
   );
 }
 
@@ -162,6 +163,7 @@ export function migrateCommand(io: CliIo): Command {
     )
     .option('--yes', 'deploy without asking (required when there is no terminal)')
     .option('--dry-run', 'print the steps and call nothing')
+    .option('--force', 'deploy even over records changed on the target since the source last matched them')
     .addHelpText(
       'after',
       '\nExample:\n' +
@@ -187,6 +189,7 @@ export function migrateCommand(io: CliIo): Command {
         retryDelayMs: 1000,
         yes: options.yes === true,
         dryRun: options.dryRun === true,
+        force: options.force === true,
       };
       if (plan.dryRun) {
         const steps = plannedSteps(plan);

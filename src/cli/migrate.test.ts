@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { EasClient } from '../client/index.js';
+import type { EasClient } from '../client/index.js';
 import { captureIo } from '../../test/helpers/cli-io.js';
-import { startListeningServer, type ListeningServer } from '../../test/helpers/http-server.js';
-import { ADMIN_PASSWORD } from '../../test/helpers/storage.js';
+import type { ListeningServer } from '../../test/helpers/http-server.js';
+import { startMigrationServers } from '../../test/helpers/migration-servers.js';
 import { EXIT } from './exit-codes.js';
 import type { MigrationOutcome } from './migrate.js';
 import { runCli } from './program.js';
@@ -23,19 +23,7 @@ describe('eas migrate between two servers', () => {
   let env: Record<string, string>;
 
   before(async () => {
-    [source, target] = await Promise.all([startListeningServer('MIGSRC'), startListeningServer('MIGTGT')]);
-    const login = (server: ListeningServer) =>
-      new EasClient({
-        baseUrl: server.base,
-        credentials: { scheme: 'maxauth', user: 'MAXADMIN', password: ADMIN_PASSWORD },
-      });
-    sourceAdmin = login(source);
-    targetAdmin = login(target);
-    // The pipeline's way: one API key per deployment, in the environment.
-    env = {
-      EAS_SOURCE_APIKEY: await sourceAdmin.apikeys.create(-1),
-      EAS_TARGET_APIKEY: await targetAdmin.apikeys.create(-1),
-    };
+    ({ source, target, sourceAdmin, targetAdmin, env } = await startMigrationServers('MIGSRC', 'MIGTGT'));
   });
   after(async () => {
     await Promise.all([sourceAdmin?.logout(), targetAdmin?.logout()]);

@@ -19,6 +19,8 @@ export interface MigrationPlan {
   retryDelayMs: number;
   yes: boolean;
   dryRun: boolean;
+  /** Deploy over records changed on the target since the source last matched them (docs/migration.md, "Drift guard"). */
+  force?: boolean;
 }
 
 export type StepName =
@@ -47,6 +49,8 @@ export interface PreviewRow {
   adds: number;
   changes: number;
   deletes: number;
+  /** Records the target holds in another state than the source expected (a deploy without --force is refused). */
+  drifts: number;
 }
 
 /** How the flow shows its progress (terminal bar, plain lines, or collected for --json). */
@@ -151,6 +155,7 @@ export function previewRows(answer: unknown): PreviewRow[] {
     adds: size(entry.add),
     changes: size(entry.change),
     deletes: size(entry.delete),
+    drifts: size(entry.drift),
   }));
 }
 
@@ -186,7 +191,11 @@ export function plannedSteps(plan: MigrationPlan): StepRecord[] {
   steps.push(
     { step: 'preview', status: 'planned', detail: 'adds, changes and deletes per object on the target' },
     { step: 'confirm', status: 'planned', detail: plan.yes ? '--yes given' : 'asked on the terminal' },
-    { step: 'deploy', status: 'planned', detail: 'on the target' },
+    {
+      step: 'deploy',
+      status: 'planned',
+      detail: plan.force ? 'on the target, over records changed there (--force)' : 'on the target',
+    },
     {
       step: 'adminmode-on',
       status: 'planned',
@@ -282,6 +291,11 @@ export async function runMigration(
     try {
       rows = previewRows(await target.packages.preview(targetRef));
       reporter.preview(rows);
+      const drifts = rows.reduce((sum, row) => sum + row.drifts, 0);
+      if (drifts > 0 && plan.force !== true)
+        reporter.warn(
+          `${drifts} record(s) changed on the target since the source last matched them: the deploy will be refused without --force`,
+        );
       end({ step: 'preview', status: 'done', detail: `${rows.length} object(s)` });
     } catch (error) {
       // The deployed systems have no preview: their targets answer 404 and the flow goes on without one.
@@ -307,7 +321,7 @@ export async function runMigration(
 
     start('deploy', 'deploying on the target');
     try {
-      const deployed = await target.packages.deploy(targetRef);
+      const deployed = await target.packages.deploy(targetRef, { force: plan.force === true });
       end({ step: 'deploy', status: 'done', detail: String(deployed?.warningmsg ?? '') });
     } catch (error) {
       if (!(error instanceof EasClientError) || error.reasonCode !== ADMIN_MODE_NEEDED) throw error;
@@ -334,7 +348,7 @@ export async function runMigration(
       end({ step: 'adminmode-wait', status: 'done', detail: 'state 1' });
 
       start('completedeploy', `completing the deployment of package ${pending.dmpackageid}`);
-      await target.packages.completeDeploy(pending);
+      await target.packages.completeDeploy(pending, { force: plan.force === true });
       end({ step: 'completedeploy', status: 'done' });
     }
   } catch (error) {

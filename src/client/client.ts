@@ -131,6 +131,17 @@ export interface PackageRef {
   dmpackageid: number;
 }
 
+/** Options of deploy and completedeploy (docs/migration.md, "Drift guard"). */
+export interface DeployOptions {
+  /** Deploy even over records changed on the target since the source last matched them. */
+  force?: boolean;
+}
+
+/** `force` is sent only when set: the deployed systems know no such field. */
+function deployBody(ref: PackageRef, options: DeployOptions): PackageRef & { force?: true } {
+  return options.force === true ? { ...ref, force: true } : ref;
+}
+
 /**
  * The typed client of one server (src/client/README.md). No server code is imported: it speaks only the wire
  * interface, so it works against any deployment that serves it.
@@ -299,12 +310,16 @@ export class EasClient {
         body: zip,
         headers: { 'content-type': 'application/zip' },
       }),
-    deploy: (ref: PackageRef): Promise<{ warningmsg?: string; [field: string]: unknown }> =>
-      this.http.request('POST', 'dm/deploy', { body: ref }),
+    /** `force`: deploy over records changed on the target since the source last matched them (this service only). */
+    deploy: (
+      ref: PackageRef,
+      options: DeployOptions = {},
+    ): Promise<{ warningmsg?: string; [field: string]: unknown }> =>
+      this.http.request('POST', 'dm/deploy', { body: deployBody(ref, options) }),
     /** What deploying the package would add, change and delete, per object (on the target). */
     preview: (ref: PackageRef): Promise<unknown> => this.http.request('POST', 'dm/preview', { body: ref }),
-    completeDeploy: (ref: PackageRef): Promise<unknown> =>
-      this.http.request('POST', 'dm/completedeploy', { body: ref }),
+    completeDeploy: (ref: PackageRef, options: DeployOptions = {}): Promise<unknown> =>
+      this.http.request('POST', 'dm/completedeploy', { body: deployBody(ref, options) }),
     close: (ref: PackageRef): Promise<PackageRecord> =>
       this.http.request<PackageRecord>('POST', 'dm/close', { body: ref }),
     delete: (ref: PackageRef): Promise<unknown> => this.http.request('POST', 'dm/delete', { body: ref }),

@@ -5,6 +5,7 @@ export type {
   Member,
   PackageRecord,
   PackageRef,
+  DeployOptions,
   QueryOptions,
 } from './client.js';
 export { EasClientError, presentableUrl, readServerError } from './errors.js';

@@ -18,6 +18,13 @@ export const EVERYTHING_CHANGED = '*';
 export interface ChangeBus {
   /** Sends `payload` on `channel`, delivered when `executor`'s transaction commits (at once outside one). */
   notify<DB>(executor: Kysely<DB>, channel: string, payload: string): Promise<void>;
+  /** Sends every one of `payloads` on `channel` as `notify` does, in one statement (one round trip). */
+  notifyAll<DB>(executor: Kysely<DB>, channel: string, payloads: readonly string[]): Promise<void>;
+  /**
+   * The database's name of `channel`, for a writer that sends its notifications within a statement of its own
+   * (`pg_notify(name, payload)`, src/oslc/README.md); they are delivered when that statement's transaction commits.
+   */
+  channelName(channel: string): string;
   listen(channel: string, handler: ChangeHandler): Promise<void>;
   /**
    * Runs this process's handlers at once, after a commit: the writer's own next request must not wait for the
@@ -64,8 +71,11 @@ function qualify(prefix: string, channel: string): string {
   return `${prefix}_${channel}`.toLowerCase();
 }
 
-async function notifyOn<DB>(executor: Kysely<DB>, name: string, payload: string): Promise<void> {
-  await sql`select pg_notify(${name}, ${payload})`.execute(executor);
+async function notifyOn<DB>(executor: Kysely<DB>, name: string, payloads: readonly string[]): Promise<void> {
+  if (payloads.length === 0) return;
+  await sql`select ${sql.join(payloads.map((payload) => sql`pg_notify(${name}, ${payload})`))}`.execute(
+    executor,
+  );
 }
 
 export class PGliteChangeBus implements ChangeBus {
@@ -78,7 +88,15 @@ export class PGliteChangeBus implements ChangeBus {
   ) {}
 
   notify<DB>(executor: Kysely<DB>, channel: string, payload: string): Promise<void> {
-    return notifyOn(executor, qualify(this.prefix, channel), payload);
+    return notifyOn(executor, qualify(this.prefix, channel), [payload]);
+  }
+
+  notifyAll<DB>(executor: Kysely<DB>, channel: string, payloads: readonly string[]): Promise<void> {
+    return notifyOn(executor, qualify(this.prefix, channel), payloads);
+  }
+
+  channelName(channel: string): string {
+    return qualify(this.prefix, channel);
   }
 
   async listen(channel: string, handler: ChangeHandler): Promise<void> {
@@ -115,7 +133,15 @@ export class PostgresChangeBus implements ChangeBus {
   }
 
   notify<DB>(executor: Kysely<DB>, channel: string, payload: string): Promise<void> {
-    return notifyOn(executor, qualify(this.prefix, channel), payload);
+    return notifyOn(executor, qualify(this.prefix, channel), [payload]);
+  }
+
+  notifyAll<DB>(executor: Kysely<DB>, channel: string, payloads: readonly string[]): Promise<void> {
+    return notifyOn(executor, qualify(this.prefix, channel), payloads);
+  }
+
+  channelName(channel: string): string {
+    return qualify(this.prefix, channel);
   }
 
   async listen(channel: string, handler: ChangeHandler): Promise<void> {

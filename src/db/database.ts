@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteChangeBus, PostgresChangeBus, type ChangeBus } from './change-bus.js';
+import { copyClusterTemplate } from './cluster-template.js';
 import { lockDataDirectory } from './data-dir-lock.js';
 import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -88,6 +89,8 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.kind === 'pglite') {
     // One process per data directory (docs/operations.md): a second PGlite on the same files would lose writes.
     const lock = options.dataDir !== undefined ? await lockDataDirectory(options.dataDir) : undefined;
+    // A first start copies the empty cluster `npm run build` made rather than running initdb (docs/startup.md).
+    if (options.dataDir !== undefined && !options.pglite) await copyClusterTemplate(options.dataDir);
     const pglite =
       options.pglite ??
       new PGlite({

@@ -128,17 +128,18 @@ export class DbConfigService {
   /** Reads the custom attributes in force and sets them in the metadata (one reload at a time, in order). */
   refresh(): Promise<void> {
     const next = this.refreshing.then(async () => {
-      const rows = await listCustomAttributes(this.db);
-      const byObject = new Map<string, AttributeDef[]>();
-      for (const row of rows) {
-        const list = byObject.get(row.objectname) ?? [];
-        list.push(attributeDefOf(row));
-        byObject.set(row.objectname, list);
-      }
-      this.options.metadata.setCustomAttributes(byObject);
+      this.options.metadata.setCustomAttributes(byObject(await listCustomAttributes(this.db)));
     });
     this.refreshing = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * The metadata as the caller's transaction sees it, with the custom attributes an apply inside it made, before it
+   * commits; the metadata every other reader uses is unchanged until `refresh()`.
+   */
+  async metadataWithin(transaction: Kysely<Database>): Promise<MetadataRegistry> {
+    return this.options.metadata.withCustomAttributes(byObject(await listCustomAttributes(transaction)));
   }
 
   listCustomAttributes(options: InTransaction = {}): Promise<CustomAttributeRow[]> {
@@ -415,6 +416,17 @@ export class DbConfigService {
     }
     return completed;
   }
+}
+
+/** The definitions of custom attribute rows, by object, as the metadata takes them. */
+function byObject(rows: readonly CustomAttributeRow[]): Map<string, AttributeDef[]> {
+  const grouped = new Map<string, AttributeDef[]>();
+  for (const row of rows) {
+    const list = grouped.get(row.objectname) ?? [];
+    list.push(attributeDefOf(row));
+    grouped.set(row.objectname, list);
+  }
+  return grouped;
 }
 
 /** A CHANGE's value of an optional property: null or absent keeps `current`, an empty text clears it. */

@@ -1,19 +1,3 @@
-import type { FastifyRequest } from 'fastify';
-
-/**
- * The path a request is decided on, the same one the router matched: the route's own pattern when a route matched
- * (the router has decoded and matched the path already), else the path decoded and normalised. Security decisions
- * that depend on where a request goes read this, never the raw URL: `/maximo/ap%69/os` is routed as `/maximo/api/os`
- * and must be judged as that (docs/security.md).
- */
-export function routePath(request: FastifyRequest): string {
-  if (!request.is404) {
-    const pattern = request.routeOptions.url;
-    if (pattern !== undefined) return pattern;
-  }
-  return normalisedPath(request.url);
-}
-
 /** Whether a path is the prefix itself or below it (`/maximo/api`, `/maximo/api/...`, not `/maximo/apix`). */
 export function isUnder(path: string, prefix: string): boolean {
   if (!path.startsWith(prefix)) return false;

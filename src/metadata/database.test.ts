@@ -54,7 +54,13 @@ const FILLED_BY_SERVICE = new Set(['apikeytoken.apikey', 'wostatus.orgid', 'asse
  * row version every table carries (served only as `_rowstamp` and the ETag), a user's temporary login block (docs/security.md, "Failed
  * logins: temporary blocking") and the digest an API key is found by (docs/apikeys.md, "Storage").
  */
-const INTERNAL_COLUMNS = new Set(['rowstamp', 'maxuser.blockeduntil', 'apikeytoken.apikeydigest']);
+// The sealed value of an encrypted property is never read through an object structure (src/metadata/objects/maxprop.ts).
+const INTERNAL_COLUMNS = new Set([
+  'rowstamp',
+  'maxuser.blockeduntil',
+  'apikeytoken.apikeydigest',
+  'maxpropvalue.encryptedvalue',
+]);
 
 let storage: Storage;
 let columns: Map<string, Column>;

@@ -88,9 +88,12 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
   },
   {
     name: 'MXAPIGROUP',
-    description: 'Security groups and their members',
+    description: 'Security groups, their members and their rights',
     root: 'MAXGROUP',
-    children: [{ name: 'groupuser', object: 'GROUPUSER', on: [['groupname', 'groupname']] }],
+    children: [
+      { name: 'groupuser', object: 'GROUPUSER', on: [['groupname', 'groupname']] },
+      { name: 'osauth', object: 'OSAUTH', on: [['groupname', 'groupname']] },
+    ],
   },
   // Administrators' view of API keys (docs/apikeys.md, "MXAPIAPIKEY"); writes follow the rules of src/apikeys.
   { name: 'MXAPIAPIKEY', description: 'API keys', root: 'APIKEYTOKEN' },
@@ -122,6 +125,14 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
   // Work orders as the deployed systems serve them beside MXAPIWODETAIL.
   { name: 'MXAPIWO', description: 'Work orders', root: 'WORKORDER', children: [woactivity] },
   { name: 'MXAPIPERSON', aliases: ['MXPERSON'], description: 'People', root: 'PERSON' },
+  // System properties and their values (docs/properties.md): read here, set by setProperty; migration packages
+  // carry them (docs/migration.md).
+  {
+    name: 'MXAPIPROPERTY',
+    description: 'System properties and their values',
+    root: 'MAXPROP',
+    children: [{ name: 'maxpropvalue', object: 'MAXPROPVALUE', on: [['propname', 'propname']] }],
+  },
   // Pending changes of custom attributes, applied by "apply configuration changes" (docs/dbconfig.md).
   {
     name: 'MXAPIMAXATTRIBUTECFG',

@@ -204,3 +204,19 @@ test('the service does not start on a broken definition, and names it', async ()
   const app = await startTestApp();
   await app.close();
 });
+
+test('a registry with other custom attributes sees them; the one it came from keeps its own', () => {
+  const registry = new MetadataRegistry();
+  const kept = { name: 'kept', type: 'ALN', title: 'Kept', length: 10 } as const;
+  const added = { name: 'added', type: 'INTEGER', title: 'Added' } as const;
+  registry.setCustomAttributes(new Map([['ASSET', [kept]]]));
+  const version = registry.version;
+  const view = registry.withCustomAttributes(new Map([['ASSET', [kept, added]]]));
+  const viewAsset = view.findObjectStructure('MXAPIASSET')!.root.object;
+  assert.ok(viewAsset.attributes.has('kept') && viewAsset.attributes.has('added'));
+  assert.deepEqual(view.customAttributes('ASSET'), [kept, added]);
+  const asset = registry.findObjectStructure('MXAPIASSET')!.root.object;
+  assert.ok(asset.attributes.has('kept'));
+  assert.ok(!asset.attributes.has('added'), 'the registry in force is unchanged');
+  assert.equal(registry.version, version);
+});

@@ -59,13 +59,15 @@ export class MetadataRegistry {
   /** The custom attributes in force, by object, as last set. */
   private readonly customs = new Map<string, readonly AttributeDef[]>();
   private changes = 0;
+  private readonly domainIds: ReadonlySet<string>;
 
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
     structures: readonly ObjectStructureDef[] = baseObjectStructures,
     domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds],
   ) {
-    validateMetadata(objects, structures, new Set(domainIds));
+    this.domainIds = new Set(domainIds);
+    validateMetadata(objects, structures, this.domainIds);
     for (const def of objects) {
       this.objects.set(def.name, indexObject(def));
       this.baseDefs.set(def.name, def);
@@ -136,6 +138,18 @@ export class MetadataRegistry {
       changed = true;
     }
     if (changed) this.changes += 1;
+  }
+
+  /**
+   * A registry of its own with the same objects and structures and the given custom attributes, this one untouched:
+   * what one transaction sees after applying a configuration that is not committed yet (a migration package's deploy
+   * writes the values of the attributes it adds, docs/migration.md), while every other reader keeps the metadata
+   * in force.
+   */
+  withCustomAttributes(byObject: ReadonlyMap<string, readonly AttributeDef[]>): MetadataRegistry {
+    const view = new MetadataRegistry([...this.baseDefs.values()], this.structureDefs, this.domainIds);
+    view.setCustomAttributes(byObject);
+    return view;
   }
 
   /** The custom attributes in force on an object (empty when it has none). */

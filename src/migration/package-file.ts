@@ -3,8 +3,7 @@ import { Readable, type Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
-import yauzl from 'yauzl';
-import yazl from 'yazl';
+import type * as yauzl from 'yauzl';
 import { errors } from '../errors.js';
 
 /*
@@ -12,7 +11,10 @@ import { errors } from '../errors.js';
  * structure, written by yazl and read by yauzl, both streaming, so neither side holds a whole package in memory.
  */
 
-export const FORMAT_VERSION = 1;
+/** Version of the files this service writes; it reads every version up to it (docs/migration.md, "The package file"). */
+export const FORMAT_VERSION = 2;
+/** Version 1: no drift hashes. A package without them is still written as version 1, which older targets read. */
+export const FORMAT_VERSION_WITHOUT_DRIFT = 1;
 export const MANIFEST_NAME = 'manifest.json';
 
 /** Limits of an uploaded file; beyond them it is refused as a zip bomb or as malformed. */
@@ -39,6 +41,10 @@ const DataEntry = Type.Object(
     count: Type.Integer({ minimum: 0 }),
     bytes: Type.Integer({ minimum: 0 }),
     sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    /** Version 2: the root attributes the records' `_expected` drift hashes cover (docs/migration.md, "Drift guard"). */
+    expectedattributes: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[a-z0-9_]{1,30}$' }), { maxItems: 2000 }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,7 +69,7 @@ const CustomAttribute = Type.Object(
 
 export const Manifest = Type.Object(
   {
-    formatVersion: Type.Literal(FORMAT_VERSION),
+    formatVersion: Type.Union([Type.Literal(FORMAT_VERSION_WITHOUT_DRIFT), Type.Literal(FORMAT_VERSION)]),
     source: Type.String({ minLength: 1, maxLength: 200 }),
     pkgdefname: Type.String({ minLength: 1, maxLength: 30 }),
     type: Type.Union([Type.Literal('CHANGE'), Type.Literal('SNAPSHOT')]),
@@ -89,6 +95,12 @@ export interface DataSource {
 
 /** The package file as a stream: the manifest first, then each data file in deploy order. */
 export function writePackageFile(manifest: Manifest, sources: readonly DataSource[]): Readable {
+  return Readable.from(zipped(manifest, sources));
+}
+
+async function* zipped(manifest: Manifest, sources: readonly DataSource[]): AsyncGenerator<Buffer> {
+  // Loaded when a package is first written, not at start-up (docs/startup.md).
+  const { default: yazl } = await import('yazl');
   const zip = new yazl.ZipFile();
   zip.addBuffer(Buffer.from(JSON.stringify(manifest, null, 2)), MANIFEST_NAME);
   for (const source of sources) {
@@ -97,7 +109,7 @@ export function writePackageFile(manifest: Manifest, sources: readonly DataSourc
     });
   }
   zip.end();
-  return Readable.from(zip.outputStream as AsyncIterable<Buffer>);
+  yield* zip.outputStream as AsyncIterable<Buffer>;
 }
 
 async function* withNewlines(lines: AsyncIterable<string>): AsyncGenerator<Buffer> {
@@ -120,9 +132,11 @@ export async function readPackageFile(
   /** Hears the checked manifest before any data is read; false: check the data but hand none to the sink. */
   onManifest: (manifest: Manifest) => Promise<boolean>,
 ): Promise<Manifest> {
-  const zip = await openZip(path);
+  // Loaded when a package is first read, not at start-up (docs/startup.md).
+  const { default: unzip } = await import('yauzl');
+  const zip = await openZip(unzip, path);
   try {
-    const entries = await listEntries(zip);
+    const entries = await listEntries(unzip, zip);
     const manifestEntry = entries.get(MANIFEST_NAME);
     if (!manifestEntry) throw errors.packageFileRefused(`it holds no ${MANIFEST_NAME}`);
     if (manifestEntry.uncompressedSize > FILE_LIMITS.manifestBytes)
@@ -148,9 +162,9 @@ export async function readPackageFile(
   }
 }
 
-function openZip(path: string): Promise<yauzl.ZipFile> {
+function openZip(unzip: Unzip, path: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
-    yauzl.open(
+    unzip.open(
       path,
       { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true },
       (error, zip) => {
@@ -162,7 +176,7 @@ function openZip(path: string): Promise<yauzl.ZipFile> {
 }
 
 /** Every entry, checked by its central-directory record alone: names, kinds, sizes, duplicates. */
-function listEntries(zip: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
+function listEntries(unzip: Unzip, zip: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
   if (zip.entryCount > FILE_LIMITS.entries)
     return Promise.reject(errors.packageFileRefused(`it holds more than ${FILE_LIMITS.entries} entries`));
   return new Promise((resolve, reject) => {
@@ -177,7 +191,7 @@ function listEntries(zip: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
     );
     zip.on('entry', (entry: yauzl.Entry) => {
       const name = entry.fileName;
-      const refusal = entryRefusal(entry, entries);
+      const refusal = entryRefusal(unzip, entry, entries);
       if (refusal) return fail(errors.packageFileRefused(refusal, name));
       total += entry.uncompressedSize;
       if (total > FILE_LIMITS.totalBytes)
@@ -190,12 +204,18 @@ function listEntries(zip: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
   });
 }
 
+type Unzip = Pick<typeof yauzl, 'open' | 'validateFileName'>;
+
 const UNIX_FILE_TYPE_MASK = 0o170000;
 const UNIX_REGULAR_FILE = 0o100000;
 
-function entryRefusal(entry: yauzl.Entry, seen: ReadonlyMap<string, yauzl.Entry>): string | undefined {
+function entryRefusal(
+  unzip: Unzip,
+  entry: yauzl.Entry,
+  seen: ReadonlyMap<string, yauzl.Entry>,
+): string | undefined {
   const name = entry.fileName;
-  if (yauzl.validateFileName(name) !== null || name.split('/').some((part) => part === '..' || part === '.'))
+  if (unzip.validateFileName(name) !== null || name.split('/').some((part) => part === '..' || part === '.'))
     return 'an entry has an absolute path or leaves the archive';
   if (name.endsWith('/')) return 'it holds a directory entry';
   if (seen.has(name)) return 'an entry appears twice';

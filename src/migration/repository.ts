@@ -69,6 +69,8 @@ export interface DmPkgChangeTable {
   operation: string;
   keyvalues: string;
   changedate: Generated<Date>;
+  /** Drift hash of the root before the write; null when it did not exist (src/db/migrations/0015-migration-drift.ts). */
+  beforehash: string | null;
 }
 
 export interface MigrationTables {
@@ -154,13 +156,27 @@ export async function findPackage(db: Db, dmpackageid: number): Promise<PackageR
   return db.selectFrom('dmpackage').selectAll().where('dmpackageid', '=', dmpackageid).executeTakeFirst();
 }
 
-export async function lockPackage(db: Db, dmpackageid: number): Promise<PackageRow | undefined> {
-  return db
-    .selectFrom('dmpackage')
-    .selectAll()
+/**
+ * Serializes deploys of one package for the rest of the transaction: an advisory lock rather than the row's, so the
+ * deploy's progress can still be written to the row meanwhile (docs/migration.md, "Progress").
+ */
+export async function lockDeploy(db: Db, dmpackageid: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('dmpackage'), ${dmpackageid}::int)`.execute(db);
+}
+
+/** The progress text of a package in the given status (a no-op once it moved on). */
+export async function updateProgress(
+  db: Db,
+  dmpackageid: number,
+  status: string,
+  progressstatus: string,
+): Promise<void> {
+  await db
+    .updateTable('dmpackage')
+    .set({ progressstatus })
     .where('dmpackageid', '=', dmpackageid)
-    .forUpdate()
-    .executeTakeFirst();
+    .where('status', '=', status)
+    .execute();
 }
 
 /** A target-side package already received: the same package of the same definition from the same source. */
@@ -261,22 +277,82 @@ export async function recordChange(
   objectstructure: string,
   operation: string,
   keyvalues: string,
+  beforehash: string | null,
 ): Promise<void> {
-  await db.insertInto('dmpkgchange').values({ pkgdefname, objectstructure, operation, keyvalues }).execute();
+  await db
+    .insertInto('dmpkgchange')
+    .values({ pkgdefname, objectstructure, operation, keyvalues, beforehash })
+    .execute();
 }
 
-/** The tracked changes of a CHANGE definition, the last operation per record, in the order they last changed. */
+/** The operation of the history rows that mark where a package was created (docs/migration.md, "Drift guard"). */
+const PACKAGE_MARK = 'package';
+
+/**
+ * Marks in the tracked history that a package is being created: the id of the previous mark (0 when none, as after
+ * a reset), where this package's period starts, and the id of the new mark, removed again if the creation fails.
+ */
+export async function markPackage(
+  db: Db,
+  pkgdefname: string,
+  dmpackageid: number,
+): Promise<{ periodStart: number; mark: number }> {
+  const previous = await db
+    .selectFrom('dmpkgchange')
+    .select((eb) => eb.fn.max('dmpkgchangeid').as('last'))
+    .where('pkgdefname', '=', pkgdefname)
+    .where('operation', '=', PACKAGE_MARK)
+    .executeTakeFirst();
+  const inserted = await db
+    .insertInto('dmpkgchange')
+    .values({
+      pkgdefname,
+      objectstructure: '',
+      operation: PACKAGE_MARK,
+      keyvalues: String(dmpackageid),
+      beforehash: null,
+    })
+    .returning('dmpkgchangeid')
+    .executeTakeFirstOrThrow();
+  return { periodStart: Number(previous?.last ?? 0), mark: Number(inserted.dmpkgchangeid) };
+}
+
+export async function removeMark(db: Db, mark: number): Promise<void> {
+  await db.deleteFrom('dmpkgchange').where('dmpkgchangeid', '=', mark).execute();
+}
+
+/** One tracked record: its last operation, and its first write of the period when it was written in the period. */
+export interface TrackedChange {
+  operation: string;
+  keyvalues: string;
+  /** Whether the record was written after `periodStart`; `firstbefore` is then that first write's before hash. */
+  inperiod: boolean;
+  firstbefore: string | null;
+}
+
+/**
+ * The tracked changes of a CHANGE definition, the last operation per record, in the order they last changed, each
+ * with the before hash of its first write after `periodStart` (the previous package's mark).
+ */
 export async function trackedChanges(
   db: Db,
   pkgdefname: string,
   objectstructure: string,
-): Promise<Array<{ operation: string; keyvalues: string }>> {
-  const result = await sql<{ operation: string; keyvalues: string }>`
-    select operation, keyvalues from (
+  periodStart = 0,
+): Promise<TrackedChange[]> {
+  // Two sorted passes joined by key, rather than a look-up per record: histories grow to many thousand rows.
+  const result = await sql<TrackedChange>`
+    with last as (
       select distinct on (keyvalues) keyvalues, operation, dmpkgchangeid from dmpkgchange
       where pkgdefname = ${pkgdefname} and objectstructure = ${objectstructure}
-      order by keyvalues, dmpkgchangeid desc) as last
-    order by dmpkgchangeid`.execute(db);
+      order by keyvalues, dmpkgchangeid desc),
+    first as (
+      select distinct on (keyvalues) keyvalues, beforehash from dmpkgchange
+      where pkgdefname = ${pkgdefname} and objectstructure = ${objectstructure} and dmpkgchangeid > ${periodStart}
+      order by keyvalues, dmpkgchangeid)
+    select last.operation, last.keyvalues, first.keyvalues is not null as inperiod, first.beforehash as firstbefore
+    from last left join first on first.keyvalues = last.keyvalues
+    order by last.dmpkgchangeid`.execute(db);
   return result.rows;
 }
 

@@ -12,6 +12,7 @@ import { copyLimited } from './package-file.js';
 import {
   CreateBody,
   DefinitionBody,
+  DeployBody,
   DistributeBody,
   DownloadQuery,
   PackageBody,
@@ -100,17 +101,25 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
     },
   );
 
-  routes.post('/dm/deploy', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
-    const { pkgdefname, dmpackageid } = request.body;
-    return sendJson(reply, 200, await migration.deploy(pkgdefname, dmpackageid, request.user!));
+  routes.post('/dm/deploy', { schema: { body: DeployBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid, force } = request.body;
+    return sendJson(
+      reply,
+      200,
+      await migration.deploy(pkgdefname, dmpackageid, request.user!, force === true),
+    );
   });
 
   routes.post(
     '/dm/completedeploy',
-    { schema: { body: PackageBody }, config: admin },
+    { schema: { body: DeployBody }, config: admin },
     async (request, reply) => {
-      const { pkgdefname, dmpackageid } = request.body;
-      return sendJson(reply, 200, await migration.deploy(pkgdefname, dmpackageid, request.user!));
+      const { pkgdefname, dmpackageid, force } = request.body;
+      return sendJson(
+        reply,
+        200,
+        await migration.deploy(pkgdefname, dmpackageid, request.user!, force === true),
+      );
     },
   );
 

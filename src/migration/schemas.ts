@@ -17,9 +17,16 @@ export const DistributeBody = Type.Object({
 });
 export type DistributeBody = Static<typeof DistributeBody>;
 
-/** deploy, completedeploy, close, delete: the package named by its definition and id. */
+/** preview, close, delete: the package named by its definition and id. */
 export const PackageBody = Type.Object({ pkgdefname, dmpackageid });
 export type PackageBody = Static<typeof PackageBody>;
+
+/**
+ * deploy, completedeploy: the package, and `force` to deploy over records changed on the target since the source
+ * last matched them (docs/migration.md, "Drift guard").
+ */
+export const DeployBody = Type.Object({ pkgdefname, dmpackageid, force: Type.Optional(Type.Boolean()) });
+export type DeployBody = Static<typeof DeployBody>;
 
 /** reset, toggleactive: the definition. */
 export const DefinitionBody = Type.Object({ pkgdefname });

@@ -9,22 +9,28 @@ import { errors, isMaximoError, type MaximoError } from '../errors.js';
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { parseOrderBy, parseSelect, parseWhere, type MemberRecord } from '../oslc/query/index.js';
 import { findByKeys } from '../oslc/repository.js';
-import { keyValuesOf, type ResourceService, type ResourceWriter } from '../oslc/service.js';
+import type { BatchRecord } from '../oslc/batch-writer.js';
+import { keyValuesOf, type ResourceService } from '../oslc/service.js';
 import type { StoredValue } from '../oslc/values.js';
-import type { WriteObserver, WriteRules } from '../oslc/write-extensions.js';
+import type { ObservedWrites, WriteObserver, WriteRules } from '../oslc/write-extensions.js';
 import type { Manifest } from './package-file.js';
+import { EXPECTED_FIELD, driftAttributes, driftHash, drifted } from './drift.js';
 import {
   FORMAT_VERSION,
+  FORMAT_VERSION_WITHOUT_DRIFT,
   readPackageFile,
   writePackageFile,
   type DataSource,
   type ManifestEntry,
 } from './package-file.js';
 import * as repository from './repository.js';
+import { rootRowsOf, trackingMapOf, type TrackingMap } from './tracking.js';
 import type { Db, PackageDefinition, PackageRow } from './repository.js';
 import type { CredentialSeal } from './credentials.js';
 import type { AttributeChange, DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
 import { typedView, dynamicView, type Database } from '../db/schema.js';
+import type { PropertyService } from '../properties/service.js';
+import { carried, deployProperty, isPropertyStructure, previewProperty } from './properties.js';
 
 /** Package statuses (docs/migration.md, "Statuses"): the deployed systems' list, nothing more. */
 export const PACKAGE_STATUS = {
@@ -77,16 +83,17 @@ export interface PreviewOutcome {
     add: string[];
     change: Array<{ key: string; attributes: Record<string, { from: unknown; to: unknown }> }>;
     delete: string[];
+    /** Records the target holds in another state than the source expected (docs/migration.md, "Drift guard"). */
+    drift: string[];
   }>;
   /** Custom attributes the deploy would add or change (`ADD ASSET.MIGRATED`). */
   structural: string[];
 }
 
 type JsonRecord = Record<string, unknown>;
-type TrackingMap = Map<string, Array<{ pkgdefname: string; structure: string }>>;
 
 /** Objects whose writes change which records are tracked. */
-const DEFINITION_OBJECTS: ReadonlySet<string> = new Set(['DMPACKAGEDEF', 'DMPKGDEFCONTENT']);
+export const DEFINITION_OBJECTS: ReadonlySet<string> = new Set(['DMPACKAGEDEF', 'DMPKGDEFCONTENT']);
 
 const DELETE_ACTION = 'Delete';
 
@@ -98,7 +105,7 @@ const DELETE_ACTION = 'Delete';
 export class MigrationService {
   private readonly db: Db;
   private source: string | undefined;
-  /** Root object name → the active CHANGE definitions covering a structure of that root. */
+  /** Object name → where it sits in the structures active CHANGE definitions cover (root or child). */
   private tracking: TrackingMap | undefined;
 
   constructor(
@@ -107,6 +114,7 @@ export class MigrationService {
     private readonly seal: CredentialSeal,
     private readonly dbconfig: DbConfigService,
     private readonly guard: StructuralChangeGuard,
+    private readonly properties: PropertyService,
   ) {
     this.db = storage.db;
   }
@@ -163,38 +171,62 @@ export class MigrationService {
       );
   }
 
-  /** The write observer of CHANGE tracking: one row per write of a covered record, in the writer's transaction. */
+  /**
+   * The writes CHANGE tracking may record: of an object some active definition covers, or of any while the
+   * definitions are not known (the write path runs the observer only for these).
+   */
+  readonly changeWrites: ObservedWrites = (object) => !this.tracking || this.tracking.has(object.name);
+
+  /**
+   * The write observer of CHANGE tracking: one row per write of a covered record, in the writer's transaction. A
+   * write of a child collection's row marks its root record as written; each row keeps the root's drift hash before
+   * the write (docs/migration.md, "Drift guard").
+   */
   readonly changeObserver: WriteObserver = async (transaction, write) => {
-    const covering = (await this.trackingMap(typedView(transaction), write.object.name)).get(
-      write.object.name,
-    );
-    if (!covering) return;
+    const places = (await this.trackingMap(typedView(transaction), write.object.name)).get(write.object.name);
+    if (!places) return;
     const row = write.after ?? write.before;
     if (!row) return;
-    const keys = JSON.stringify(write.object.keys.map((key) => jsonValue(row[key] ?? null)));
-    const operation = write.operation === 'delete' ? 'delete' : 'write';
-    for (const { pkgdefname, structure } of covering) {
-      await repository.recordChange(typedView(transaction), pkgdefname, structure, operation, keys);
+    for (const { pkgdefname, structure, path } of places) {
+      const root = structure.root.object;
+      const names = driftAttributes(root);
+      const record = (
+        operation: string,
+        rootRow: Readonly<Record<string, StoredValue>>,
+        before: string | null,
+      ) =>
+        repository.recordChange(
+          typedView(transaction),
+          pkgdefname,
+          structure.name,
+          operation,
+          JSON.stringify(root.keys.map((key) => jsonValue(rootRow[key] ?? null))),
+          before,
+        );
+      if (path.length === 1) {
+        const before = write.before ? driftHash(root, names, write.before) : null;
+        await record(write.operation === 'delete' ? 'delete' : 'write', row, before);
+        continue;
+      }
+      for (const rootRow of await rootRowsOf(transaction, path, row))
+        await record('write', rootRow, driftHash(root, names, rootRow));
     }
   };
 
   /**
-   * Root object → active CHANGE definitions covering it. Read through the writer's transaction (on the embedded
+   * Object → where active CHANGE definitions cover it. Read through the writer's transaction (on the embedded
    * database it holds the only connection), and kept until the change bus says a definition changed; not kept when
    * the transaction itself writes definitions, as it may yet roll back.
    */
   private async trackingMap(transaction: Db, objectName: string): Promise<TrackingMap> {
     if (this.tracking) return this.tracking;
     const rows = await repository.activeChangeDefinitions(transaction);
-    const map: TrackingMap = new Map();
-    for (const row of rows) {
-      const structure = this.resources.findObjectStructure(row.objectstructure);
-      if (!structure) continue;
-      const root = structure.root.object.name;
-      const list = map.get(root) ?? [];
-      list.push({ pkgdefname: row.pkgdefname, structure: structure.name });
-      map.set(root, list);
-    }
+    const map = trackingMapOf(
+      rows.flatMap((row) => {
+        const structure = this.resources.findObjectStructure(row.objectstructure);
+        return structure ? [{ pkgdefname: row.pkgdefname, structure }] : [];
+      }),
+    );
     if (!DEFINITION_OBJECTS.has(objectName)) this.tracking = map;
     return map;
   }
@@ -256,22 +288,38 @@ export class MigrationService {
         filename: `${definition.pkgdefname}_${row.dmpackageid}.zip`,
       });
     });
+    // A CHANGE package's period starts at the previous package's mark (docs/migration.md, "Drift guard").
+    const period =
+      definition.type === 'CHANGE'
+        ? await repository.markPackage(this.db, definition.pkgdefname, created.dmpackageid)
+        : undefined;
     try {
       const entries: ManifestEntry[] = [];
       for (const { structure, where, order } of content) {
-        const lines =
-          definition.type === 'SNAPSHOT'
-            ? this.snapshotLines(structure, where, definition.batchsize)
-            : this.changeLines(definition.pkgdefname, structure);
+        const lines = period
+          ? this.changeLines(definition.pkgdefname, structure, period.periodStart)
+          : this.snapshotLines(structure, where, definition.batchsize);
+        const progress = (count: number) =>
+          repository.updatePackage(this.db, created.dmpackageid, {
+            progressstatus: `Reading: ${formatCount(count)} ${structure.name} records (${order} of ${content.length} object structures)`,
+          });
+        const entry = await this.stage(
+          created.dmpackageid,
+          structure.name,
+          order,
+          lines,
+          definition.batchsize,
+          progress,
+        );
         entries.push(
-          await this.stage(created.dmpackageid, structure.name, order, lines, definition.batchsize),
+          period ? { ...entry, expectedattributes: driftAttributes(structure.root.object) } : entry,
         );
         await repository.updatePackage(this.db, created.dmpackageid, {
           progressstatus: `Read ${entries.length} of ${content.length} object structures`,
         });
       }
       const manifest: Manifest = {
-        formatVersion: FORMAT_VERSION,
+        formatVersion: period ? FORMAT_VERSION : FORMAT_VERSION_WITHOUT_DRIFT,
         source: created.source,
         pkgdefname: created.pkgdefname,
         type: definition.type,
@@ -299,6 +347,7 @@ export class MigrationService {
       });
       return packageRecord(done);
     } catch (error) {
+      if (period) await repository.removeMark(this.db, period.mark);
       await repository.deleteStaging(this.db, created.dmpackageid);
       await repository.updatePackage(this.db, created.dmpackageid, {
         status: PACKAGE_STATUS.createError,
@@ -368,6 +417,8 @@ export class MigrationService {
     order: number,
     lines: AsyncIterable<string>,
     batchSize: number,
+    /** Hears the records staged so far after each chunk (the package's progress, docs/migration.md "Progress"). */
+    progress: (count: number) => Promise<unknown>,
   ): Promise<ManifestEntry> {
     const hash = createHash('sha256');
     let bytes = 0;
@@ -385,6 +436,7 @@ export class MigrationService {
         content: batch.join('\n'),
       });
       batch = [];
+      await progress(count);
     };
     for await (const line of lines) {
       const bytesOfLine = Buffer.from(`${line}\n`);
@@ -405,41 +457,72 @@ export class MigrationService {
     };
   }
 
-  /** The records of a SNAPSHOT structure matching its where clause, a page at a time, by unique id. */
+  /**
+   * The records of a SNAPSHOT structure matching its where clause, a page at a time in unique id order, each page
+   * after the last unique id of the one before (an offset would read every earlier record again: quadratic).
+   */
   private async *snapshotLines(
     structure: ObjectStructure,
     where: string | null,
     pageSize: number,
   ): AsyncGenerator<string> {
+    const object = structure.root.object;
+    const uniqueId = object.attributes.get(object.uniqueId)!;
     const plan = this.resources.plan(structure, {
       select: parseSelect(selectAll(structure.root)),
-      orderBy: parseOrderBy(`+${structure.root.object.uniqueId}`),
+      orderBy: parseOrderBy(`+${object.uniqueId}`),
       ...(where !== null && where.trim() !== '' && { where: parseWhere(where) }),
     });
-    for (let offset = 0; ; offset += pageSize) {
+    let after: number | undefined;
+    for (;;) {
       const page = await this.resources.page({
         plan,
-        window: { limit: pageSize, offset },
+        window: { limit: pageSize, offset: 0 },
+        ...(after !== undefined && {
+          extraFilters: [
+            {
+              combine: 'and',
+              predicates: [
+                { op: 'gt', column: { via: [], viaTables: [], object, attribute: uniqueId }, value: after },
+              ],
+            },
+          ],
+        }),
         withCount: false,
         reader: null,
       });
-      for (const member of page.members) yield JSON.stringify(exportRecord(member));
-      if (!page.hasMore) return;
+      for (const member of page.members) {
+        if (carried(structure, member)) yield JSON.stringify(exportRecord(member));
+      }
+      if (!page.hasMore || page.members.length === 0) return;
+      after = Number(page.members.at(-1)!.values[object.uniqueId]);
     }
   }
 
-  /** The records a CHANGE definition tracked: each changed record as it is now, or its deletion. */
-  private async *changeLines(pkgdefname: string, structure: ObjectStructure): AsyncGenerator<string> {
+  /**
+   * The records a CHANGE definition tracked: each changed record as it is now, or its deletion; each with the drift
+   * hash the target's row is expected to have (docs/migration.md, "Drift guard"): the hash before the record's first
+   * write since `periodStart`, or, for a record not written since, its hash now (the previous package carried it so).
+   */
+  private async *changeLines(
+    pkgdefname: string,
+    structure: ObjectStructure,
+    periodStart: number,
+  ): AsyncGenerator<string> {
     const object = structure.root.object;
+    const names = driftAttributes(object);
     const plan = this.resources.plan(structure, { select: parseSelect(selectAll(structure.root)) });
-    const changes = await repository.trackedChanges(this.db, pkgdefname, structure.name);
+    const changes = await repository.trackedChanges(this.db, pkgdefname, structure.name, periodStart);
     for (const change of changes) {
       const keys = JSON.parse(change.keyvalues) as StoredValue[];
       const keyRecord = Object.fromEntries(object.keys.map((key, index) => [key, keys[index] ?? null]));
       const row =
         change.operation === 'delete' ? undefined : await findByKeys(this.dynamicDb(), object, keys);
+      // Added in the period (no before hash), or deleted before it: nothing the target's row must match.
+      const expected = change.inperiod ? change.firstbefore : row ? driftHash(object, names, row) : null;
+      const guard = expected === null ? {} : { [EXPECTED_FIELD]: expected };
       if (!row) {
-        yield JSON.stringify({ ...keyRecord, _action: DELETE_ACTION });
+        yield JSON.stringify({ ...keyRecord, _action: DELETE_ACTION, ...guard });
         continue;
       }
       const page = await this.resources.page({
@@ -450,7 +533,7 @@ export class MigrationService {
         reader: null,
       });
       const member = page.members[0];
-      if (member) yield JSON.stringify(exportRecord(member));
+      if (member) yield JSON.stringify({ ...exportRecord(member), ...guard });
     }
   }
 
@@ -682,9 +765,15 @@ export class MigrationService {
   /**
    * `POST /dm/deploy`: every record of the package through the write path, in one transaction: added when the
    * target has no record with its keys, else changed (merged for AddChange, replaced for Replace), or deleted.
-   * Any refusal rolls everything back and names the record; the package is then DEPLOY_ERROR.
+   * Any refusal rolls everything back and names the record; the package is then DEPLOY_ERROR. So does drift (a
+   * record this deployment holds in another state than the source expected) unless `force`.
    */
-  async deploy(pkgdefname: string, dmpackageid: number, user: UserProfile): Promise<DeployOutcome> {
+  async deploy(
+    pkgdefname: string,
+    dmpackageid: number,
+    user: UserProfile,
+    force = false,
+  ): Promise<DeployOutcome> {
     const row = await this.packageOf(pkgdefname, dmpackageid);
     if (row.side !== 'TARGET' || !DEPLOYABLE.has(row.status))
       throw errors.packageStatusRefused(String(dmpackageid), row.status, 'deploy');
@@ -709,34 +798,60 @@ export class MigrationService {
         throw error;
       }
     }
-    await repository.updatePackage(this.db, dmpackageid, {
+    // System properties are set through the property service's rules (docs/migration.md, "System properties").
+    const propertySets = structures.some(isPropertyStructure)
+      ? await this.properties.prepareSets(user)
+      : undefined;
+    const started = await repository.updatePackage(this.db, dmpackageid, {
       status: PACKAGE_STATUS.deployInProgress,
       progressstatus: 'Deploying',
       changeby: user.userid,
     });
+    this.deploying.set(dmpackageid, started);
+    const total = manifest.entries.reduce((sum, entry) => sum + entry.count, 0);
     try {
       const counts = await this.resources.writeWith(
         user,
         {},
         async (writer) => {
           const trx = typedView(writer.db);
-          await repository.lockPackage(trx, dmpackageid);
+          await repository.lockDeploy(trx, dmpackageid);
+          // Before anything is written, and before the structural changes, so both sides hash the same columns.
+          if (!force) await this.refuseDrift(writer.db, manifest, structures, dmpackageid);
+          let written = structures;
           if (structural.length > 0) {
-            // The package's configuration first, in the same transaction: it commits only with the records.
+            // The package's configuration first, in the same transaction: it commits only with the records,
+            // which are written against the metadata this transaction sees, the attributes it adds included.
             await this.dbconfig.stageChanges(structural, user.userid, { transaction: trx });
             await this.dbconfig.applyPending(user.userid, { transaction: trx });
+            const metadata = await this.dbconfig.metadataWithin(trx);
+            written = structures.map((structure) => metadata.findObjectStructure(structure.name)!);
           }
           const counts = { added: 0, changed: 0, deleted: 0 };
+          const batch = writer.batch();
+          let done = 0;
           for (const [index, entry] of manifest.entries.entries()) {
-            const structure = structures[index]!;
-            for await (const line of this.stagedLines(trx, dmpackageid, entry.cfgdataorder)) {
-              const outcome = await applyRecord(
-                writer,
-                structure,
-                JSON.parse(line) as JsonRecord,
-                manifest.xmlaction,
+            const structure = written[index]!;
+            for await (const content of repository.stagedChunks(trx, dmpackageid, entry.cfgdataorder)) {
+              const lines = content.split('\n');
+              if (propertySets && isPropertyStructure(structure)) {
+                for (const line of lines)
+                  counts[await deployProperty(propertySets, trx, JSON.parse(line) as JsonRecord)] += 1;
+              } else {
+                const records = lines.map((line) => batchRecord(structure, line));
+                const outcomes = await batch.sync(
+                  structure.root,
+                  records,
+                  manifest.xmlaction === 'AddChange',
+                  (at, refused) => recordRefused(structure, records[at]!.keys, refused),
+                );
+                for (const outcome of outcomes) counts[outcome] += 1;
+              }
+              done += lines.length;
+              await this.reportProgress(
+                dmpackageid,
+                `Deploying: ${formatCount(done)} of ${formatCount(total)} records`,
               );
-              counts[outcome] += 1;
             }
           }
           await repository.updatePackage(trx, dmpackageid, {
@@ -748,6 +863,7 @@ export class MigrationService {
         () => ({ structure: structures[0]!, uniqueId: 0 }),
       );
       if (structural.length > 0) await this.dbconfig.refresh();
+      await propertySets?.refresh();
       this.deployObserver?.('deployed');
       return {
         warningmsg: `BMXAA8040I - Package ${row.package} was deployed: ${manifest.entries
@@ -761,7 +877,68 @@ export class MigrationService {
         progressstatus: (isMaximoError(error) ? error.message : 'Deploy failed').slice(0, 200),
       });
       throw error;
+    } finally {
+      this.deploying.delete(dmpackageid);
     }
+  }
+
+  /** Refuses the deploy when a record's row here differs from the state the source expected (drift guard). */
+  private async refuseDrift(
+    db: Kysely<DynamicDatabase>,
+    manifest: Manifest,
+    structures: readonly ObjectStructure[],
+    dmpackageid: number,
+  ): Promise<void> {
+    let first: { structure: string; key: string } | undefined;
+    let count = 0;
+    for (const [index, entry] of manifest.entries.entries()) {
+      const names = entry.expectedattributes;
+      if (names === undefined) continue;
+      const object = structures[index]!.root.object;
+      for await (const line of this.stagedLines(typedView(db), dmpackageid, entry.cfgdataorder)) {
+        const record = JSON.parse(line) as JsonRecord;
+        if (record[EXPECTED_FIELD] === undefined) continue;
+        const { values } = keyValuesOf(object, record, {});
+        if (!drifted(object, names, record, await findByKeys(db, object, values))) continue;
+        count += 1;
+        first ??= { structure: entry.objectstructure, key: keyText(object, values) };
+      }
+    }
+    if (first) throw errors.packageDrifted(first.structure, first.key, count);
+  }
+
+  /** Packages this process is deploying, as read when their deploy began, with the progress since. */
+  private readonly deploying = new Map<number, PackageRow>();
+  private progressObserver: ((dmpackageid: number) => Promise<void>) | undefined;
+
+  /** Calls `observer` each time a deploy's progress moved on, before the deploy goes on (tests read it then). */
+  observeProgress(observer: (dmpackageid: number) => Promise<void>): void {
+    this.progressObserver = observer;
+  }
+
+  /**
+   * The progress of a deploy, while its transaction is open (docs/migration.md, "Progress"): kept in memory for this
+   * process (on PGlite the transaction holds the only connection, so no other reader reaches the database meanwhile),
+   * and on PostgreSQL also written to the package row by a short update of its own on another pooled connection, for
+   * readers in every process. The deploy locks the package with an advisory lock rather than its row, so that update
+   * never waits for the deploy; it only applies while the package is DEPLOY_INPROGRESS.
+   */
+  private async reportProgress(dmpackageid: number, progressstatus: string): Promise<void> {
+    const row = this.deploying.get(dmpackageid);
+    if (row) this.deploying.set(dmpackageid, { ...row, progressstatus });
+    if (this.storage.kind === 'postgres' && (this.storage.poolUsage?.().max ?? 1) > 1) {
+      try {
+        await repository.updateProgress(
+          this.db,
+          dmpackageid,
+          PACKAGE_STATUS.deployInProgress,
+          progressstatus,
+        );
+      } catch {
+        // Progress is a courtesy to readers: a busy or lost connection must not fail the deploy.
+      }
+    }
+    await this.progressObserver?.(dmpackageid);
   }
 
   /**
@@ -788,12 +965,18 @@ export class MigrationService {
         add: [],
         change: [],
         delete: [],
+        drift: [],
       };
       for await (const line of this.stagedLines(this.db, dmpackageid, entry.cfgdataorder)) {
         const record = JSON.parse(line) as JsonRecord;
+        if (isPropertyStructure(structure)) {
+          outcome.change.push(...(await previewProperty(this.properties, record)));
+          continue;
+        }
         const { values } = keyValuesOf(object, record, {});
         const key = keyText(object, values);
         const existing = await findByKeys(this.dynamicDb(), object, values);
+        if (drifted(object, entry.expectedattributes, record, existing)) outcome.drift.push(key);
         if (record._action === DELETE_ACTION) {
           if (existing) outcome.delete.push(key);
           continue;
@@ -880,14 +1063,27 @@ export class MigrationService {
     return { pkgdefname: definition.pkgdefname, active };
   }
 
-  /** The package record of a package, by id (the CLI and tests read progress through it). */
+  /**
+   * The package record of a package, by id (the CLI and tests read progress through it); a package this process is
+   * deploying is answered from memory, with its progress, without waiting for the deploy's transaction.
+   */
   async record(pkgdefname: string, dmpackageid: number): Promise<PackageRecord> {
+    const deploying = this.deploying.get(dmpackageid);
+    if (deploying && deploying.pkgdefname === pkgdefname.toUpperCase()) return packageRecord(deploying);
     return packageRecord(await this.packageOf(pkgdefname, dmpackageid));
   }
 }
 
-/** A CHANGE definition cannot cover an object whose records are told apart by their unique id alone. */
+/**
+ * A CHANGE definition cannot cover an object whose records are told apart by their unique id alone, nor system
+ * properties: they are set outside the write path, so no write of theirs is tracked.
+ */
 function refuseUniqueIdKeys(pkgdefname: string, structure: ObjectStructure): void {
+  if (isPropertyStructure(structure))
+    throw errors.packageDefinitionRefused(
+      pkgdefname,
+      `the object structure ${structure.name} migrates in SNAPSHOT packages only`,
+    );
   const object = structure.root.object;
   if (object.keys.length === 0 || object.keys.includes(object.uniqueId))
     throw errors.packageDefinitionRefused(
@@ -966,40 +1162,37 @@ function keyText(object: ObjectMeta, keys: readonly StoredValue[]): string {
     .join(', ');
 }
 
-/** One record of a package on the target, matched by its keys; a refusal names the record. */
-async function applyRecord(
-  writer: ResourceWriter,
-  structure: ObjectStructure,
-  record: JsonRecord,
-  xmlaction: Manifest['xmlaction'],
-): Promise<'added' | 'changed' | 'deleted'> {
+/** One line of a package as a record of a batch: its key values read, a missing one refused. */
+function batchRecord(structure: ObjectStructure, line: string): BatchRecord {
   const object = structure.root.object;
-  let key = '';
+  const body = JSON.parse(line) as JsonRecord;
+  let keys: StoredValue[] = [];
   try {
-    const { values, missing } = keyValuesOf(object, record, {});
-    key = keyText(object, values);
-    if (missing !== undefined)
-      throw errors.requiredField(missing, object.name, missing, object.name.toLowerCase());
-    const existing = await findByKeys(writer.db, object, values);
-    if (record._action === DELETE_ACTION) {
-      if (existing) await writer.remove(structure.root, Number(existing[object.uniqueId]));
-      return 'deleted';
-    }
-    if (existing) {
-      await writer.update(
-        structure.root,
-        Number(existing[object.uniqueId]),
-        record,
-        xmlaction === 'AddChange',
-        false,
-      );
-      return 'changed';
-    }
-    await writer.insert(structure.root, record, {});
-    return 'added';
+    const read = keyValuesOf(object, body, {});
+    keys = read.values;
+    if (read.missing !== undefined)
+      throw errors.requiredField(read.missing, object.name, read.missing, object.name.toLowerCase());
   } catch (error) {
     if (!isMaximoError(error)) throw error;
-    const refused: MaximoError = error;
-    throw errors.packageRecordRefused(structure.name, key, refused.message, refused.detail.attrName);
+    throw recordRefused(structure, keys, error);
   }
+  return { body, keys, delete: body._action === DELETE_ACTION };
 }
+
+/** The error of a record the target refuses: the structure, the record's key and the reason (EAS0165E). */
+function recordRefused(
+  structure: ObjectStructure,
+  keys: readonly StoredValue[],
+  refused: MaximoError,
+): MaximoError {
+  const object = structure.root.object;
+  return errors.packageRecordRefused(
+    structure.name,
+    keys.length === 0 ? '' : keyText(object, keys),
+    refused.message,
+    refused.detail.attrName,
+  );
+}
+
+/** `40,000`: counts in progress texts, grouped as the deployed systems show them. */
+const formatCount = (count: number): string => count.toLocaleString('en-US');

@@ -1,5 +1,6 @@
 import type { DomainSnapshot } from '../domains/domain-cache.js';
 import { collectionHref, resourceHref, type Links } from '../http/links.js';
+import type { ObjectMeta } from '../metadata/registry.js';
 import type { MemberRecord, NodePlan, SelectedAttribute } from './query/index.js';
 import { childAnchor, encodeRestId } from './rest-id.js';
 import { toJson, type StoredValue } from './values.js';
@@ -32,7 +33,12 @@ export const PREFIXES = {
 type Json = Record<string, unknown>;
 
 export function restIdOf(record: MemberRecord): string {
-  return encodeRestId(record.node.object.keys.map((key) => keyPart(record.values[key])));
+  return restIdOfValues(record.node.object, record.values);
+}
+
+/** The rest id of a record of `object` from its values (a row as read, or as a write returned it). */
+export function restIdOfValues(object: ObjectMeta, values: Readonly<Record<string, StoredValue>>): string {
+  return encodeRestId(object.keys.map((key) => keyPart(values[key])));
 }
 
 function keyPart(value: StoredValue | undefined): string | number | boolean | null {

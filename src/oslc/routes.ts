@@ -12,7 +12,8 @@ import { readCollectionParams, type CollectionParams } from './collection-params
 import { apiMetaJson, type MemberRecord, type SelectClause, type SelectItem } from './query/index.js';
 import { actionOf, collectionAction, memberAction } from './actions.js';
 import { schemaRoutes } from './schema-routes.js';
-import { memberJson, resourceJson, restIdOf } from './response.js';
+import { memberJson, resourceJson, restIdOfValues } from './response.js';
+import type { Row } from './repository.js';
 import {
   CollectionBody,
   QueryStringSchema,
@@ -109,9 +110,9 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       const body = request.body;
       if (Array.isArray(body))
         throw errors.badRequest('An array body is a BULK request: send x-method-override: BULK.');
-      const uniqueId = await resources.create(structure, body, request.user!, writeOptionsOf(request));
+      const created = await resources.createRecord(structure, body, request.user!, writeOptionsOf(request));
       const params = readCollectionParams(request.query);
-      return sendWritten(request, reply, options, { structure, uniqueId, params, wanted: select }, 201);
+      return sendWritten(request, reply, options, { ...created, structure, params, wanted: select }, 201);
     },
   );
 
@@ -261,23 +262,33 @@ export async function sendWritten(
     params: CollectionParams;
     /** The `properties` header, parsed before the write (see propertiesOfWrite). */
     wanted: SelectClause | undefined;
+    /** The record's row as the write left it, when the write has it (a create); else it is read. */
+    row?: Readonly<Row>;
   },
   status: 201 | 204,
 ): Promise<FastifyReply> {
   const { structure, uniqueId, params, wanted } = written;
   const links = linksFor(request, options.contextRoot, options.root, false);
-  const found = await options.resources.readOne({
-    structure,
-    query: {},
-    select: { items: [] },
-    filters: [options.resources.byUniqueId(structure, uniqueId)],
-  });
-  if (found) {
+  const values =
+    written.row ??
+    (
+      await options.resources.readOne({
+        structure,
+        query: {},
+        select: { items: [] },
+        filters: [options.resources.byUniqueId(structure, uniqueId)],
+      })
+    )?.member.values;
+  if (values) {
     reply.header(
       'location',
-      resourceHref(links, (request.params as { os: string }).os.toLowerCase(), restIdOf(found.member)),
+      resourceHref(
+        links,
+        (request.params as { os: string }).os.toLowerCase(),
+        restIdOfValues(structure.root.object, values),
+      ),
     );
-    reply.header('etag', etagOf(found.member.values.rowstamp));
+    reply.header('etag', etagOf(values.rowstamp));
   }
   if (wanted === undefined) return status === 201 ? reply.code(201).send() : reply.code(204).send();
   return sendResource(

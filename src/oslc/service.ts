@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
 import type { Storage } from '../db/database.js';
 import type { DynamicDatabase } from '../db/schema.js';
@@ -33,15 +33,26 @@ import {
   unknownAttribute,
 } from './query/index.js';
 import * as repository from './repository.js';
-import type { Row } from './repository.js';
+import type { DependentInsert, Row } from './repository.js';
 import { ColumnLimits } from './column-limits.js';
 import { decodeChildAnchor, decodeRestId } from './rest-id.js';
 import { claimTransactionId, recordTransactionResource } from './transaction-repository.js';
 import { issueAutokey } from './autokey-repository.js';
 import { applyDefaults, attributeName, convertInput, validateRecord } from './validation.js';
+import { stampWrite, statusHistoryRow, type WriteStamp } from './stamps.js';
 import { toStored, type StoredValue } from './values.js';
-import type { ReadTransform, RecordWrite, WriteObserver, WriteRules } from './write-extensions.js';
+import type {
+  ObservedWrites,
+  ReadTransform,
+  RecordWrite,
+  ObserverEntry,
+  WriteObserver,
+  WriteRules,
+} from './write-extensions.js';
 import { dynamicView } from '../db/schema.js';
+import { BatchWriter } from './batch-writer.js';
+import type { ChangeBus } from '../db/change-bus.js';
+import { SiteCache, type SiteSnapshot } from './site-cache.js';
 
 export interface PageQuery {
   plan: QueryPlan;
@@ -108,6 +119,8 @@ export interface ResourceWriter {
     checkRowstamp: boolean,
   ): Promise<void>;
   remove(node: StructureNode, uniqueId: number): Promise<void>;
+  /** Many records of one structure in few statements, in this transaction (src/oslc/batch-writer.ts). */
+  batch(): BatchWriter;
 }
 
 /** Query plans kept for reuse: a few hundred distinct queries cover the clients of one deployment. */
@@ -123,7 +136,7 @@ const PG_DATA_EXCEPTION_CLASS = '22';
  * change notification per written object when it commits.
  */
 export class ResourceService {
-  private readonly observers: WriteObserver[] = [];
+  private readonly observers: ObserverEntry[] = [];
   private readonly writeRules = new Map<string, WriteRules>();
   private readonly readTransforms = new Map<string, Map<string, ReadTransform>>();
   private readonly db: Kysely<DynamicDatabase>;
@@ -136,6 +149,9 @@ export class ResourceService {
   private readonly compiledPages: CompiledPages;
   private limits: Promise<ColumnLimits> | undefined;
   private limitsVersion = -1;
+  private readonly sites: SiteCache;
+  /** Objects whose writes are notified on the change bus (see `announceWrites`); the sites are cached here. */
+  private readonly announced = new Set<string>(['SITE']);
 
   constructor(
     private readonly storage: Storage,
@@ -145,10 +161,30 @@ export class ResourceService {
     this.db = dynamicView(storage.db);
     this.plansVersion = metadata.version;
     this.compiledPages = new CompiledPages(this.db);
+    this.sites = new SiteCache(this.db);
   }
 
-  addWriteObserver(observer: WriteObserver): void {
-    this.observers.push(observer);
+  /** Starts following other processes' writes of what the write path keeps in memory (the sites). */
+  async listen(): Promise<void> {
+    await this.sites.listen(this.storage.bus);
+  }
+
+  /**
+   * Registers an observer of writes; `takesPart` says which writes it may act on (by default all). A create that no
+   * observer takes part in may be one statement without a transaction (see `insertsInOneStatement`).
+   */
+  addWriteObserver(observer: WriteObserver, takesPart: ObservedWrites = () => true): void {
+    this.observers.push({ observer, takesPart });
+  }
+
+  /**
+   * Registers objects a module keeps data of in memory and drops when the change bus says they were written: their
+   * writes are notified when they commit. Writes of other objects are not: no process would act on them, and a
+   * commit that notifies holds PostgreSQL's notification lock until it is flushed, so such commits run one at a
+   * time (src/db/README.md).
+   */
+  announceWrites(objectNames: Iterable<string>): void {
+    for (const objectName of objectNames) this.announced.add(objectName.toUpperCase());
   }
 
   /** Registers the write rules of an object (by name, upper case); one set per object. */
@@ -380,14 +416,43 @@ export class ResourceService {
     user: UserProfile,
     options: WriteOptions = {},
   ): Promise<number> {
+    return (await this.createRecord(structure, body, user, options)).uniqueId;
+  }
+
+  /**
+   * A create that answers the root record's row as its insert returned it too: what the answer's `Location` and
+   * `ETag` name, without reading it again (src/oslc/README.md, "Round trips of a write").
+   */
+  async createRecord(
+    structure: ObjectStructure,
+    body: Record<string, unknown>,
+    user: UserProfile,
+    options: WriteOptions = {},
+  ): Promise<{ uniqueId: number; row: Row }> {
+    const work = async (write: WriteUnit) => {
+      const row = await write.insert(structure.root, body, {});
+      return { uniqueId: Number(row[structure.root.object.uniqueId]), row };
+    };
+    if (options.transactionId === undefined && this.insertsInOneStatement(structure.root, body))
+      return this.writeAlone(user, work);
     return this.write(
       user,
-      async (write) => {
-        const row = await write.insert(structure.root, body, {});
-        return Number(row[structure.root.object.uniqueId]);
-      },
-      transactionOf(options, (uniqueId) => ({ structure, uniqueId })),
+      work,
+      transactionOf(options, (created) => ({ structure, uniqueId: created.uniqueId })),
     );
+  }
+
+  /**
+   * Whether creating this record writes one statement and nothing else: no write rule of its object, no observer
+   * taking part in its inserts, no child entries and no autokey to issue (src/oslc/README.md, "Round trips of a
+   * write"). Reading (validation) may still take statements of their own.
+   */
+  private insertsInOneStatement(node: StructureNode, body: Record<string, unknown>): boolean {
+    const object = node.object;
+    if (this.writeRules.get(object.name)?.beforeInsert) return false;
+    if (this.observers.some(({ takesPart }) => takesPart(object, 'insert'))) return false;
+    if (node.children.some((child) => hasChildEntries(body, child.name))) return false;
+    return !needsAutokey(object, convertInput(object, body, undefined, childNames(node)));
   }
 
   /**
@@ -549,27 +614,49 @@ export class ResourceService {
     return this.write(user, work, transactionOf(options, describe));
   }
 
+  /** What every write unit reads from memory, read before its transaction. */
+  private async writeSetting(user: UserProfile): Promise<WriteSetting> {
+    // Read before the transaction: on the embedded engine a transaction holds the only connection.
+    return {
+      metadata: this.metadata,
+      domains: await this.domains.snapshot(),
+      user,
+      observers: this.observers,
+      writeRules: this.writeRules,
+      limits: await this.columnLimits(),
+      sites: await this.sites.snapshot(),
+      bus: this.storage.bus,
+      announced: this.announced,
+    };
+  }
+
+  /**
+   * A write of one statement (see `insertsInOneStatement`) outside any transaction: the statement is one on its
+   * own, and carries its change notifications.
+   */
+  private async writeAlone<T>(user: UserProfile, work: (write: WriteUnit) => Promise<T>): Promise<T> {
+    const unit = new WriteUnit(this.db, await this.writeSetting(user));
+    try {
+      const value = await work(unit);
+      await this.storage.bus.notifyAll(this.db, 'object', unit.unnotified());
+      for (const objectName of unit.announcedWrites()) this.storage.bus.deliverLocally('object', objectName);
+      return value;
+    } catch (error) {
+      throw translateDatabaseError(error);
+    }
+  }
+
   private async write<T>(
     user: UserProfile,
     work: (write: WriteUnit) => Promise<T>,
     transactionId?: TransactionRecord<T>,
   ): Promise<T> {
-    // Read before the transaction: on the embedded engine a transaction holds the only connection.
-    const domains = await this.domains.snapshot();
-    const limits = await this.columnLimits();
-    const written = new Set<string>();
+    const setting = await this.writeSetting(user);
+    let announcedWrites: () => string[] = () => [];
     try {
       const result = await this.db.transaction().execute(async (transaction) => {
-        const unit = new WriteUnit(
-          transaction,
-          this.metadata,
-          domains,
-          user,
-          this.observers,
-          this.writeRules,
-          written,
-          limits,
-        );
+        const unit = new WriteUnit(transaction, setting);
+        announcedWrites = () => unit.announcedWrites();
         // Claimed before anything is written: a repeated request waits here for the first and writes nothing.
         const earlier = transactionId && (await claimTransactionId(transaction, transactionId.id));
         if (transactionId && earlier !== undefined)
@@ -579,10 +666,10 @@ export class ResourceService {
           const { structure, uniqueId } = transactionId.resource(value);
           await recordTransactionResource(transaction, transactionId.id, `${structure.name}/${uniqueId}`);
         }
-        for (const objectName of written) await this.storage.bus.notify(transaction, 'object', objectName);
+        await this.storage.bus.notifyAll(transaction, 'object', unit.unnotified());
         return value;
       });
-      for (const objectName of written) this.storage.bus.deliverLocally('object', objectName);
+      for (const objectName of announcedWrites()) this.storage.bus.deliverLocally('object', objectName);
       return result;
     } catch (error) {
       throw translateDatabaseError(error);
@@ -661,22 +748,49 @@ const AUTOKEY_ATTEMPTS = 1000;
 
 /** The records one request writes, in its transaction. */
 class WriteUnit implements ResourceWriter {
-  readonly db: Kysely<DynamicDatabase>;
   private readonly now = new Date();
   /** Date and memo of the status change this unit makes (`wsmethod:changeStatus`). */
   statusChange: { date?: Date; memo?: string } | undefined;
+  /** The objects this unit wrote; the announced ones are notified on the change bus when it commits. */
+  private readonly written = new Set<string>();
+  /** The written objects whose notification a statement of the unit already carried. */
+  private readonly notified = new Set<string>();
+  private readonly metadata: MetadataRegistry;
+  private readonly domains: DomainSnapshot;
+  private readonly user: UserProfile;
+  private readonly observers: readonly ObserverEntry[];
+  private readonly writeRules: ReadonlyMap<string, WriteRules>;
+  private readonly limits: ColumnLimits;
+  private readonly sites: SiteSnapshot | undefined;
+  private readonly bus: ChangeBus;
+  private readonly announced: ReadonlySet<string>;
 
+  /** `db`: the request's transaction, or the database itself for a write of one statement (`writeAlone`). */
   constructor(
-    transaction: Transaction<DynamicDatabase>,
-    private readonly metadata: MetadataRegistry,
-    private readonly domains: DomainSnapshot,
-    private readonly user: UserProfile,
-    private readonly observers: readonly WriteObserver[],
-    private readonly writeRules: ReadonlyMap<string, WriteRules>,
-    private readonly written: Set<string>,
-    private readonly limits: ColumnLimits,
+    readonly db: Kysely<DynamicDatabase>,
+    setting: WriteSetting,
   ) {
-    this.db = transaction;
+    ({
+      metadata: this.metadata,
+      domains: this.domains,
+      user: this.user,
+      observers: this.observers,
+      writeRules: this.writeRules,
+      limits: this.limits,
+      sites: this.sites,
+      bus: this.bus,
+      announced: this.announced,
+    } = setting);
+  }
+
+  /** The written objects other processes hear of (see `ResourceService.announceWrites`). */
+  announcedWrites(): string[] {
+    return [...this.written].filter((objectName) => this.announced.has(objectName));
+  }
+
+  /** The announced written objects still to notify. */
+  unnotified(): string[] {
+    return this.announcedWrites().filter((objectName) => !this.notified.has(objectName));
   }
 
   async insert(node: StructureNode, body: Record<string, unknown>, inherited: Row): Promise<Row> {
@@ -687,10 +801,8 @@ class WriteUnit implements ResourceWriter {
     applyDefaults(object, values);
     await validateRecord(this.context(), object, values, values, true);
     await this.writeRules.get(object.name)?.beforeInsert?.({ db: this.db, object, user: this.user, values });
-    await this.checkDuplicate(object, values);
-    this.stamp(object, values, undefined);
-    const row = await repository.insertRow(this.db, object, values);
-    await this.recordStatus(object, row, undefined);
+    stampWrite(object, values, undefined, this.writeStamp());
+    const row = await this.insertRecord(object, values);
     await this.observe(object, 'insert', row, undefined, row);
     for (const child of node.children) {
       const entries = childEntries(body, child.name);
@@ -725,7 +837,7 @@ class WriteUnit implements ResourceWriter {
     await this.writeRules
       .get(object.name)
       ?.beforeUpdate?.({ db: this.db, object, user: this.user, values: changed, before });
-    this.stamp(object, changed, before);
+    stampWrite(object, changed, before, this.writeStamp());
     await repository.updateRow(this.db, object, uniqueId, changed);
     const after = await repository.findByUniqueId(this.db, object, uniqueId);
     if (after) await this.recordStatus(object, after, before);
@@ -736,10 +848,30 @@ class WriteUnit implements ResourceWriter {
     }
   }
 
+  batch(): BatchWriter {
+    return new BatchWriter({
+      db: this.db,
+      metadata: this.metadata,
+      domains: this.domains,
+      limits: this.limits,
+      user: this.user,
+      now: this.now,
+      observers: this.observers,
+      writeRules: this.writeRules,
+      written: this.written,
+      writer: this,
+      childEntries,
+      joinValues,
+    });
+  }
+
   async remove(node: StructureNode, uniqueId: number): Promise<void> {
     const object = node.object;
     const before = await repository.lockByUniqueId(this.db, object, uniqueId);
     if (!before) throw errors.resourceNotFound(object.name, String(uniqueId));
+    await this.writeRules
+      .get(object.name)
+      ?.beforeDelete?.({ db: this.db, object, user: this.user, values: {}, before });
     for (const child of node.children) {
       const rows = await repository.findAll(this.db, child.object.table, joinPairs(child, before));
       for (const row of rows) await this.remove(child, Number(row[child.object.uniqueId]));
@@ -798,7 +930,9 @@ class WriteUnit implements ResourceWriter {
   }
 
   private context() {
-    return { db: this.db, metadata: this.metadata, domains: this.domains, limits: this.limits };
+    // Sites this transaction wrote may differ from the committed ones.
+    const sites = this.written.has('SITE') ? undefined : this.sites;
+    return { db: this.db, metadata: this.metadata, domains: this.domains, limits: this.limits, sites };
   }
 
   domainValue(domainId: string, value: unknown, siteid: string | null, orgid: string | null) {
@@ -811,8 +945,7 @@ class WriteUnit implements ResourceWriter {
     const siteValue = siteAttribute ? values[siteAttribute] : undefined;
     const siteid = typeof siteValue === 'string' ? siteValue : null;
     for (const attribute of object.attributes.values()) {
-      const current = values[attribute.name];
-      if (!attribute.autokey || (current !== undefined && current !== null && current !== '')) continue;
+      if (!attribute.autokey || !isBlank(values[attribute.name])) continue;
       for (let attempt = 0; attempt < AUTOKEY_ATTEMPTS; attempt += 1) {
         const issued = await issueAutokey(this.db, attribute.autokey, siteid);
         if (!issued) break;
@@ -831,35 +964,63 @@ class WriteUnit implements ResourceWriter {
     const historyName = object.def.statusHistory;
     if (!historyName || after.status === undefined || after.status === before?.status) return;
     const history = this.metadata.object(historyName);
-    const row: Row = {};
-    for (const attribute of history.attributes.values()) {
-      if (!attribute.generated && attribute.name in after)
-        row[attribute.name] = after[attribute.name] ?? null;
-    }
-    row.changedate = after.statusdate ?? this.now;
-    row.changeby = this.user.userid;
-    row.memo = this.statusChange?.memo ?? null;
+    const row = statusHistoryRow(history, after, this.writeStamp(), this.statusChange?.memo ?? null);
     await repository.insertRow(this.db, history, row);
     this.written.add(history.name);
   }
 
-  private async checkDuplicate(object: ObjectMeta, values: Row): Promise<void> {
+  /**
+   * Inserts a new record and the status-history row of its status, refused as a duplicate when its key values are
+   * taken: one statement (src/oslc/README.md, "Round trips of a write").
+   */
+  private async insertRecord(object: ObjectMeta, values: Row): Promise<Row> {
     const keyValues = object.keys.map((key) => values[key] ?? null);
-    if (!(await repository.findByKeys(this.db, object, keyValues))) return;
-    const attributes = object.keys.filter((key) => values[key] !== null && values[key] !== undefined);
-    const keyText = attributes
-      .map((key) => `${object.attributes.get(key)?.title ?? key}=${String(values[key])}`)
-      .join(', ');
-    throw errors.duplicateKey(keyText, object.name, object.name.toLowerCase());
+    const history = this.statusHistoryOf(object);
+    // The statement notifies what it writes: a create of one statement then needs no other.
+    const notifying = [object.name, ...(history ? [history.object.name] : [])].filter(
+      (objectName) => this.announced.has(objectName) && !this.notified.has(objectName),
+    );
+    const row = await repository.insertUnlessKeyTaken(
+      this.db,
+      object,
+      values,
+      keyValues,
+      history ? [history.insert] : [],
+      { channel: this.bus.channelName('object'), payloads: notifying },
+    );
+    if (!row) throw duplicateKey(object, values);
+    if (history) this.written.add(history.object.name);
+    for (const objectName of notifying) this.notified.add(objectName);
+    return row;
   }
 
-  /** Change stamps and status dates: values the service derives rather than the client. */
-  private stamp(object: ObjectMeta, values: Row, before: Row | undefined): void {
-    if (object.attributes.has('changedate')) values.changedate = this.now;
-    if (object.attributes.has('changeby')) values.changeby = this.user.userid;
-    if (object.attributes.has('statusdate') && 'status' in values && values.status !== before?.status) {
-      values.statusdate = this.statusChange?.date ?? this.now;
+  /**
+   * The status-history row of a new record, taken from the inserted row as `recordStatus` takes it from a written
+   * one: a new record's status is always recorded (a null one too) when its table has a status column.
+   */
+  private statusHistoryOf(object: ObjectMeta): { object: ObjectMeta; insert: DependentInsert } | undefined {
+    const historyName = object.def.statusHistory;
+    if (!historyName || !this.limits.column(object, 'status')) return undefined;
+    const history = this.metadata.object(historyName);
+    const columns = new Map<string, { from: string; otherwise?: StoredValue } | { value: StoredValue }>();
+    for (const attribute of history.attributes.values()) {
+      if (!attribute.generated && this.limits.column(object, attribute.name))
+        columns.set(attribute.name, { from: attribute.name });
     }
+    columns.set(
+      'changedate',
+      this.limits.column(object, 'statusdate')
+        ? { from: 'statusdate', otherwise: this.now }
+        : { value: this.now },
+    );
+    columns.set('changeby', { value: this.user.userid });
+    columns.set('memo', { value: this.statusChange?.memo ?? null });
+    return { object: history, insert: { table: history.table, columns } };
+  }
+
+  /** Who writes and when, for the stamps and status-history rows of this unit's writes. */
+  private writeStamp(): WriteStamp {
+    return { now: this.now, userid: this.user.userid, statusDate: this.statusChange?.date ?? this.now };
   }
 
   private async observe(
@@ -878,8 +1039,43 @@ class WriteUnit implements ResourceWriter {
       after,
       user: this.user,
     };
-    for (const observer of this.observers) await observer(this.db, write);
+    for (const { observer, takesPart } of this.observers) {
+      if (takesPart(object, operation)) await observer(this.db, write);
+    }
   }
+}
+
+/** What a write unit works with besides its database: read from memory once per request. */
+interface WriteSetting {
+  metadata: MetadataRegistry;
+  domains: DomainSnapshot;
+  user: UserProfile;
+  observers: readonly ObserverEntry[];
+  writeRules: ReadonlyMap<string, WriteRules>;
+  limits: ColumnLimits;
+  sites: SiteSnapshot | undefined;
+  bus: ChangeBus;
+  announced: ReadonlySet<string>;
+}
+
+/** Whether a new record with these values has an autokeyed attribute left to number (see `WriteUnit.autokeys`). */
+function needsAutokey(object: ObjectMeta, values: Row): boolean {
+  for (const attribute of object.attributes.values()) {
+    if (attribute.autokey && isBlank(values[attribute.name])) return true;
+  }
+  return false;
+}
+
+const isBlank = (value: StoredValue | undefined): boolean =>
+  value === undefined || value === null || value === '';
+
+/** The refusal of a record whose key values another record has. */
+function duplicateKey(object: ObjectMeta, values: Row): MaximoError {
+  const attributes = object.keys.filter((key) => values[key] !== null && values[key] !== undefined);
+  const keyText = attributes
+    .map((key) => `${object.attributes.get(key)?.title ?? key}=${String(values[key])}`)
+    .join(', ');
+  return errors.duplicateKey(keyText, object.name, object.name.toLowerCase());
 }
 
 const childNames = (node: StructureNode): ReadonlySet<string> =>

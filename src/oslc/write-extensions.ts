@@ -26,6 +26,18 @@ export interface RecordWrite {
  */
 export type WriteObserver = (transaction: Kysely<DynamicDatabase>, write: RecordWrite) => Promise<void>;
 
+/**
+ * The writes an observer may act on, registered with it; it is not run for others. A create no observer takes part
+ * in can be one statement without a transaction (src/oslc/README.md, "Round trips of a write").
+ */
+export type ObservedWrites = (object: ObjectMeta, operation: RecordWrite['operation']) => boolean;
+
+/** A write observer with the writes it takes part in: it is called for those only. */
+export interface ObserverEntry {
+  observer: WriteObserver;
+  takesPart: ObservedWrites;
+}
+
 /** What a write rule sees: the transaction, the writer, and the values about to be written (which it may change). */
 export interface WriteRuleContext {
   db: Kysely<DynamicDatabase>;
@@ -42,6 +54,8 @@ export interface WriteRuleContext {
 export interface WriteRules {
   beforeInsert?(context: WriteRuleContext): Promise<void>;
   beforeUpdate?(context: WriteRuleContext & { before: Readonly<Row> }): Promise<void>;
+  /** Runs before the row (and its children) are deleted; `values` is empty. */
+  beforeDelete?(context: WriteRuleContext & { before: Readonly<Row> }): Promise<void>;
 }
 
 /**

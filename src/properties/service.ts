@@ -8,6 +8,7 @@ import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
 import { errors } from '../errors.js';
 import type { MetadataRegistry } from '../metadata/registry.js';
 import { formatDate } from '../oslc/values.js';
+import type { WriteRules } from '../oslc/write-extensions.js';
 import {
   findValue,
   insertDefinition,
@@ -84,6 +85,14 @@ export interface PropertyDescription extends DefinitionRow {
     storedvalue: string | null;
     pending: boolean;
   }>;
+}
+
+/** Sets inside a caller's transaction (see `PropertyService.prepareSets`). */
+export interface PropertySets {
+  /** Sets one value in the transaction; answers whether it changed anything. */
+  set(transaction: Kysely<Database>, input: SetPropertyInput): Promise<boolean>;
+  /** Applies the changed values in this process, once the transaction has committed. */
+  refresh(): Promise<void>;
 }
 
 export interface PropertyHistoryEntry {
@@ -199,53 +208,104 @@ export class PropertyService {
   /** Validates, stores and records one value, then refreshes it in this process before answering. */
   async set(input: SetPropertyInput, user: UserProfile): Promise<SetPropertyResult> {
     if (!user.isAdmin) throw errors.actionNotAllowed('wsmethod:setProperty', 'MAXPROP');
+    // Read before the transaction: on the embedded engine a transaction holds the only connection.
+    const domains = await this.options.domains.snapshot();
+    const { changed: _changed, ...result } = await this.db
+      .transaction()
+      .execute((transaction) => this.store(transaction, input, user, domains, false));
+    await this.refreshAfterCommit([result.propName]);
+    return result;
+  }
+
+  /**
+   * Sets of several values inside a caller's transaction (a migration package's deploy, docs/migration.md), with
+   * every rule of `set`. Prepared before the transaction opens; once it commits, `refresh()` applies the values in
+   * this process (the others hear the notifications the sets sent inside it). A value equal to the stored one is
+   * left alone: deploying a package twice records nothing twice.
+   */
+  async prepareSets(user: UserProfile): Promise<PropertySets> {
+    if (!user.isAdmin) throw errors.actionNotAllowed('wsmethod:setProperty', 'MAXPROP');
+    const domains = await this.options.domains.snapshot();
+    const names = new Set<string>();
+    return {
+      set: async (transaction, input) => {
+        const result = await this.store(transaction, input, user, domains, true);
+        if (result.changed) names.add(result.propName);
+        return result.changed;
+      },
+      refresh: () => this.refreshAfterCommit([...names]),
+    };
+  }
+
+  /** The write rules of MAXPROP and MAXPROPVALUE: read through MXAPIPROPERTY, set only by setProperty. */
+  readonly writeRules: WriteRules = {
+    beforeInsert: ({ object }) => Promise.reject(errors.actionNotAllowed('insert', object.name)),
+    beforeUpdate: ({ object }) => Promise.reject(errors.actionNotAllowed('update', object.name)),
+    beforeDelete: ({ object }) => Promise.reject(errors.actionNotAllowed('delete', object.name)),
+  };
+
+  /** Checks, stores and records one value and announces it on the bus, all in the given transaction. */
+  private async store(
+    transaction: Kysely<Database>,
+    input: SetPropertyInput,
+    user: UserProfile,
+    domains: DomainSnapshot,
+    unchangedLeft: boolean,
+  ): Promise<SetPropertyResult & { changed: boolean }> {
     const family = this.familyMember(input.propName);
     const name = this.find(input.propName)?.definition.propname ?? family?.propname;
     if (name === undefined) throw errors.unknownProperty(input.propName);
     const serverName = serverNameOf(input.serverName);
     const value = valueOf(input.propValue);
-    // Read before the transaction: on the embedded engine a transaction holds the only connection.
-    const domains = await this.options.domains.snapshot();
     const now = new Date();
-    const { definition, oldValue, stored } = await this.db.transaction().execute(async (transaction) => {
-      let definition = await lockDefinition(transaction, name);
-      if (!definition && family) {
-        await insertDefinition(transaction, family, user.userid);
-        definition = await lockDefinition(transaction, name);
-      }
-      if (!definition) throw errors.unknownProperty(input.propName);
-      const stored = validate(definition, serverName, value, domains);
-      const sealed = definition.encrypted ? this.seal(definition.propname, stored) : stored;
-      const previous = await findValue(transaction, name, serverName);
-      await saveValue(transaction, {
-        propname: name,
-        servername: serverName,
-        propvalue: definition.encrypted ? null : sealed,
-        encryptedvalue: definition.encrypted ? sealed : null,
-        changeby: user.userid,
-        changedate: now,
-      });
-      await insertHistory(transaction, {
-        propname: name,
-        servername: serverName,
-        oldvalue: previous ? atRest(previous) : null,
-        newvalue: sealed,
-        changeby: user.userid,
-        changedate: now,
-      });
-      await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
-      return { definition, oldValue: previous ? this.clearValue(previous) : null, stored };
-    });
-    await this.refresh(name);
-    this.storage.bus.deliverLocally(PROPERTY_CHANNEL, name);
-    return {
+    let definition = await lockDefinition(transaction, name);
+    if (!definition && family) {
+      await insertDefinition(transaction, family, user.userid);
+      definition = await lockDefinition(transaction, name);
+    }
+    if (!definition) throw errors.unknownProperty(input.propName);
+    const previous = await findValue(transaction, name, serverName);
+    const oldValue = previous ? (this.clearValue(previous) ?? null) : null;
+    const result = {
       propName: name,
       serverName,
-      propValue: stored,
-      oldValue: oldValue ?? null,
+      oldValue,
       liveRefresh: definition.liverefresh,
       restartRequired: !definition.liverefresh,
     };
+    // Checked before the rules: a value already stored is no change, even of a property not changeable online.
+    if (unchangedLeft && previous && oldValue === value)
+      return { ...result, propValue: value, changed: false };
+    const stored = validate(definition, serverName, value, domains);
+    if (unchangedLeft && previous && oldValue === stored)
+      return { ...result, propValue: stored, changed: false };
+    const sealed = definition.encrypted ? this.seal(definition.propname, stored) : stored;
+    await saveValue(transaction, {
+      propname: name,
+      servername: serverName,
+      propvalue: definition.encrypted ? null : sealed,
+      encryptedvalue: definition.encrypted ? sealed : null,
+      changeby: user.userid,
+      changedate: now,
+    });
+    await insertHistory(transaction, {
+      propname: name,
+      servername: serverName,
+      oldvalue: previous ? atRest(previous) : null,
+      newvalue: sealed,
+      changeby: user.userid,
+      changedate: now,
+    });
+    await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
+    return { ...result, propValue: stored, changed: true };
+  }
+
+  /** After a commit of sets: this process applies them, and the other listeners of this process hear them. */
+  private async refreshAfterCommit(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      await this.refresh(name);
+      this.storage.bus.deliverLocally(PROPERTY_CHANNEL, name);
+    }
   }
 
   /** The registry read for administrators: definitions, stored values, and what each server applied. */

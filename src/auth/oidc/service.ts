@@ -1,8 +1,15 @@
-import * as client from 'openid-client';
+import type * as openid from 'openid-client';
 import { LOOPBACK_HOSTS, type OidcConfig } from '../../config.js';
 import { errors } from '../../errors.js';
 import { SealedState } from '../federated/sealed-state.js';
 import type { FederatedIdentity } from '../federated/service.js';
+
+type OpenidClient = typeof openid;
+
+/** Loaded at the first sign-in: a server not in oidc mode never compiles the library (docs/startup.md). */
+function openidClient(): Promise<OpenidClient> {
+  return import('openid-client');
+}
 
 /** How long a browser may take at the provider between leaving and coming back. */
 export const SIGN_IN_STATE_SECONDS = 600;
@@ -40,7 +47,7 @@ export interface CompletedSignIn {
  * checks the ID token: signature against the provider's keys, issuer, audience, nonce, expiry and issue time.
  */
 export class OidcRelyingParty {
-  private discovered: Promise<client.Configuration> | undefined;
+  private discovered: Promise<openid.Configuration> | undefined;
   private readonly pending: SealedState<PendingSignIn>;
 
   constructor(private readonly options: OidcRelyingPartyOptions) {
@@ -54,6 +61,7 @@ export class OidcRelyingParty {
   /** The provider's URL to send the browser to, and the sealed state to keep in its cookie meanwhile. */
   async begin(returnTo: string): Promise<{ authorizationUrl: string; sealedState: string }> {
     const configuration = await this.configuration();
+    const client = await openidClient();
     const verifier = client.randomPKCECodeVerifier();
     const pending: PendingSignIn = {
       state: client.randomState(),
@@ -82,9 +90,10 @@ export class OidcRelyingParty {
     if (!pending)
       throw errors.federatedSignInRefused('no sign-in is in progress in this browser, or it expired');
     const configuration = await this.configuration();
+    const client = await openidClient();
     const callbackUrl = new URL(this.options.settings.redirectUrl);
     callbackUrl.search = query;
-    let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+    let tokens: Awaited<ReturnType<typeof openid.authorizationCodeGrant>>;
     try {
       tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
         expectedState: pending.state,
@@ -93,7 +102,7 @@ export class OidcRelyingParty {
         idTokenExpected: true,
       });
     } catch (error) {
-      throw this.refusal(error);
+      throw this.refusal(client, error);
     }
     const claims = tokens.claims();
     if (!claims) throw errors.federatedSignInRefused('the provider returned no ID token');
@@ -116,6 +125,7 @@ export class OidcRelyingParty {
   async endSessionUrl(fallback: string): Promise<string | undefined> {
     const configuration = await this.configuration();
     if (configuration.serverMetadata().end_session_endpoint === undefined) return undefined;
+    const client = await openidClient();
     return client.buildEndSessionUrl(configuration, {
       client_id: this.options.settings.clientId,
       post_logout_redirect_uri: this.options.settings.postLogoutRedirectUrl ?? fallback,
@@ -126,7 +136,7 @@ export class OidcRelyingParty {
    * The provider's configuration from its discovery document, fetched once per process; a failed discovery is
    * tried again on the next sign-in.
    */
-  private configuration(): Promise<client.Configuration> {
+  private configuration(): Promise<openid.Configuration> {
     this.discovered ??= this.discover().catch((error: unknown) => {
       this.discovered = undefined;
       this.options.logWarning(error, 'OpenID provider discovery failed');
@@ -135,11 +145,12 @@ export class OidcRelyingParty {
     return this.discovered;
   }
 
-  private async discover(): Promise<client.Configuration> {
+  private async discover(): Promise<openid.Configuration> {
     const { issuer, clientId, clientSecret } = this.options.settings;
     const issuerUrl = new URL(issuer);
     // Plain http only to a provider on the loopback address (configuration refuses any other).
     const insecure = issuerUrl.protocol === 'http:' && LOOPBACK_HOSTS.has(issuerUrl.hostname);
+    const client = await openidClient();
     const configuration = await client.discovery(
       issuerUrl,
       clientId,
@@ -154,7 +165,7 @@ export class OidcRelyingParty {
   }
 
   /** A failed code redemption: the provider unreachable is 502, anything the browser or the tokens did is 401. */
-  private refusal(error: unknown): Error {
+  private refusal(client: OpenidClient, error: unknown): Error {
     this.options.logWarning(error, 'OpenID sign-in refused');
     if (error instanceof client.AuthorizationResponseError) {
       return errors.federatedSignInRefused(`the provider answered ${error.error}`);

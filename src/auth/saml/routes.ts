@@ -122,7 +122,10 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
   );
 
   routes.get(SAML_METADATA_PATH, { config: { access: { kind: 'public' } } }, async (_request, reply) =>
-    reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(saml.metadata()),
+    reply
+      .code(200)
+      .type('application/samlmetadata+xml; charset=utf-8')
+      .send(await saml.metadata()),
   );
 
   // Ends the session here only: the provider's own session stays (single logout is not offered).

@@ -4,8 +4,7 @@
 // window. What it leaves to its caller is done here: the bearer subject confirmation (recipient, InResponseTo, time
 // window), the response's Destination, and replay, in the database so that every process sees every consumption.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DOMParser } from '@xmldom/xmldom';
-import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import type { SAML, CacheProvider, Profile } from '@node-saml/node-saml';
 import type { SamlConfig } from '../../config.js';
 import { errors } from '../../errors.js';
 import { consumeAssertion, deleteExpired, findRequest, saveRequest, type SamlDb } from './repository.js';
@@ -67,7 +66,9 @@ type ConfirmationData = NonNullable<
 >;
 
 export class SamlService {
-  private readonly saml: SAML;
+  /** The library's service provider, built at the first use (see library()). */
+  private saml: Promise<SAML> | undefined;
+  private readonly requests: CacheProvider;
   /** The id the library gives the request being built, caught as it is saved (one store per startLogin call). */
   private readonly issuing = new AsyncLocalStorage<{ requestId?: string }>();
   private readonly now: () => number;
@@ -92,7 +93,7 @@ export class SamlService {
     const now = this.now;
     // Requests are remembered in the database, not in the library's per-process memory: the response may come back
     // to another process. They stay until they expire; the assertion, not the request, is what is used once.
-    const requests: CacheProvider = {
+    this.requests = {
       saveAsync: async (key, value) => {
         const issuing = this.issuing.getStore();
         if (issuing) issuing.requestId = key;
@@ -103,33 +104,44 @@ export class SamlService {
       getAsync: async (key) => (await findRequest(db, key, new Date(now())))?.toISOString() ?? null,
       removeAsync: async () => null,
     };
-    this.saml = new SAML({
-      entryPoint: config.idpSsoUrl,
-      idpCert: config.idpCertificates,
-      ...(config.idpEntityId !== undefined && { idpIssuer: config.idpEntityId }),
-      issuer: config.spEntityId,
-      audience: config.spEntityId,
-      callbackUrl: config.acsUrl,
-      // Either the response or the assertion must carry a valid signature by one of the configured certificates;
-      // the library refuses a response with neither.
-      wantAssertionsSigned: false,
-      wantAuthnResponseSigned: false,
-      acceptedClockSkewMs: this.skewMs,
-      validateInResponseTo: ValidateInResponseTo.ifPresent,
-      requestIdExpirationPeriodMs: REQUEST_VALIDITY_MS,
-      cacheProvider: requests,
-      identifierFormat: null,
-      // The provider chooses how the person authenticates.
-      disableRequestedAuthnContext: true,
-      authnRequestBinding: config.requestBinding === 'post' ? 'HTTP-POST' : 'HTTP-Redirect',
-      // The HTTP-POST binding carries the request base64-encoded only; DEFLATE belongs to HTTP-Redirect.
-      skipRequestCompression: config.requestBinding === 'post',
+  }
+
+  /**
+   * The library is loaded at the first sign-in or metadata request, not at start-up: a server that does not use
+   * SAML never compiles it (docs/startup.md). The settings were checked by the configuration already.
+   */
+  private library(): Promise<SAML> {
+    this.saml ??= import('@node-saml/node-saml').then(({ SAML, ValidateInResponseTo }) => {
+      const { config } = this.options;
+      return new SAML({
+        entryPoint: config.idpSsoUrl,
+        idpCert: config.idpCertificates,
+        ...(config.idpEntityId !== undefined && { idpIssuer: config.idpEntityId }),
+        issuer: config.spEntityId,
+        audience: config.spEntityId,
+        callbackUrl: config.acsUrl,
+        // Either the response or the assertion must carry a valid signature by one of the configured certificates;
+        // the library refuses a response with neither.
+        wantAssertionsSigned: false,
+        wantAuthnResponseSigned: false,
+        acceptedClockSkewMs: this.skewMs,
+        validateInResponseTo: ValidateInResponseTo.ifPresent,
+        requestIdExpirationPeriodMs: REQUEST_VALIDITY_MS,
+        cacheProvider: this.requests,
+        identifierFormat: null,
+        // The provider chooses how the person authenticates.
+        disableRequestedAuthnContext: true,
+        authnRequestBinding: config.requestBinding === 'post' ? 'HTTP-POST' : 'HTTP-Redirect',
+        // The HTTP-POST binding carries the request base64-encoded only; DEFLATE belongs to HTTP-Redirect.
+        skipRequestCompression: config.requestBinding === 'post',
+      });
     });
+    return this.saml;
   }
 
   /** The SP metadata document (entity id, ACS with the HTTP-POST binding), for the identity provider's setup. */
-  metadata(): string {
-    return this.saml.generateServiceProviderMetadata(null, null);
+  async metadata(): Promise<string> {
+    return (await this.library()).generateServiceProviderMetadata(null, null);
   }
 
   /** A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response. */
@@ -141,16 +153,17 @@ export class SamlService {
       this.lastCleanup = this.now();
       await deleteExpired(db, new Date(this.lastCleanup));
     }
+    const saml = await this.library();
     const issuing: { requestId?: string } = {};
     return this.issuing.run(issuing, async () => {
       if (config.requestBinding === 'post') {
-        const message = await this.saml.getAuthorizeMessageAsync(relayState, undefined, {});
+        const message = await saml.getAuthorizeMessageAsync(relayState, undefined, {});
         const fields: Record<string, string> = {};
         for (const [name, value] of Object.entries(message))
           if (typeof value === 'string') fields[name] = value;
         return { binding: 'post', action: config.idpSsoUrl, fields, requestId: issuing.requestId! };
       }
-      const location = await this.saml.getAuthorizeUrlAsync(relayState, undefined, {});
+      const location = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
       return { binding: 'redirect', location, requestId: issuing.requestId! };
     });
   }
@@ -162,13 +175,14 @@ export class SamlService {
    */
   async acceptResponse(samlResponse: string, startedHere?: readonly string[]): Promise<SamlSignIn> {
     const { config, db } = this.options;
-    const destination = responseDestination(samlResponse);
+    const saml = await this.library();
+    const destination = await responseDestination(samlResponse);
     if (destination !== undefined && destination !== config.acsUrl) {
       throw this.refuse(`the response is addressed to ${destination}`, `Destination ${destination}`);
     }
     let profile: Profile | null;
     try {
-      ({ profile } = await this.saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
+      ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
       throw this.refuse(reasonOf(detail), detail);
@@ -297,7 +311,8 @@ function reasonOf(detail: string): string {
  * The Response's `Destination`, read from the raw message before verification: it is compared only, never trusted,
  * and a response that names another endpoint is refused whatever its signature.
  */
-function responseDestination(samlResponse: string): string | undefined {
+async function responseDestination(samlResponse: string): Promise<string | undefined> {
+  const { DOMParser } = await import('@xmldom/xmldom');
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   let root: Element | null;
   try {

@@ -13,6 +13,7 @@ import { adminMode } from './0011-adminmode.js';
 import { dbconfig } from './0012-dbconfig.js';
 import { migrationPackages } from './0013-migration-packages.js';
 import { samlReplay } from './0014-saml-replay.js';
+import { migrationDrift } from './0015-migration-drift.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -36,6 +37,7 @@ export const migrations: readonly Migration[] = [
   dbconfig,
   migrationPackages,
   samlReplay,
+  migrationDrift,
 ];
 
 export const migrationProvider: MigrationProvider = {

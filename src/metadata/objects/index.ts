@@ -15,9 +15,11 @@ import { locations } from './locations.js';
 import { maxattributecfg } from './maxattributecfg.js';
 import { maxdomain } from './maxdomain.js';
 import { maxgroup } from './maxgroup.js';
+import { maxprop, maxpropvalue } from './maxprop.js';
 import { maxuser } from './maxuser.js';
 import { numericdomain } from './numericdomain.js';
 import { organization } from './organization.js';
+import { osauth } from './osauth.js';
 import { person } from './person.js';
 import { site } from './site.js';
 import { synonymdomain } from './synonymdomain.js';
@@ -33,6 +35,7 @@ export const baseObjects: readonly ObjectDef[] = [
   maxuser,
   maxgroup,
   groupuser,
+  osauth,
   maxdomain,
   alndomain,
   numericdomain,
@@ -52,4 +55,6 @@ export const baseObjects: readonly ObjectDef[] = [
   dmpkgdsttrgt,
   dmpackage,
   maxattributecfg,
+  maxprop,
+  maxpropvalue,
 ];

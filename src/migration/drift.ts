@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { ObjectMeta } from '../metadata/registry.js';
+import type { MaxType } from '../metadata/types.js';
+import { isDateType, isNumericType, parseIsoDate } from '../oslc/values.js';
+
+/*
+ * The drift guard of CHANGE packages (docs/migration.md, "Drift guard"): a record's root row hashed over the
+ * attributes a package migrates, normalized so that the same values hash alike on the source and on the target
+ * whichever engine stored them (numbers as text or numbers, dates as instants, '' as null).
+ */
+
+/** Field of a package line that holds the hash the target's row must have (absent: nothing to check). */
+export const EXPECTED_FIELD = '_expected';
+
+/** The root attributes a package carries and the drift hash covers: what a client may write, no unique id. */
+export function driftAttributes(object: ObjectMeta): string[] {
+  return [...object.attributes.values()]
+    .filter((attribute) => !attribute.generated && !attribute.writeOnly && attribute.name !== object.uniqueId)
+    .map((attribute) => attribute.name)
+    .sort();
+}
+
+/**
+ * The hash of a row over `names` (the source's list, from the manifest): each value normalized by the attribute's
+ * type on this side; an attribute this side does not know counts as null. Nulls are left out, so an attribute added
+ * (or removed) while everyone's value is null changes no hash: a write hashed before a custom attribute was added
+ * still matches a package listing it.
+ */
+export function driftHash(
+  object: ObjectMeta,
+  names: readonly string[],
+  row: Readonly<Record<string, unknown>>,
+): string {
+  const pairs = names
+    .map((name) => [name, normalize(object.attributes.get(name)?.type, row[name])] as const)
+    .filter(([, value]) => value !== null);
+  return createHash('sha256').update(JSON.stringify(pairs)).digest('hex');
+}
+
+function normalize(type: MaxType | undefined, value: unknown): string | boolean | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (type !== undefined && isDateType(type) && typeof value === 'string')
+    return parseIsoDate(value)?.toISOString() ?? value;
+  if ((type !== undefined && isNumericType(type)) || typeof value === 'number' || typeof value === 'bigint') {
+    const number = Number(value);
+    // 12.50 and 12.5, -0 and 0: one text per number (String gives the shortest form that reads back the same).
+    return Number.isFinite(number) ? String(number === 0 ? 0 : number) : String(value);
+  }
+  if (type === 'YORN' || typeof value === 'boolean')
+    return value === true || value === 1 || value === '1' || value === 'Y' || value === 'true';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * Whether a package line's record meets drift on this deployment: it carries an expected hash, the row it names is
+ * here (a record to add, or a deletion of a missing row, is never drift), and that row hashes otherwise.
+ */
+export function drifted(
+  object: ObjectMeta,
+  names: readonly string[] | undefined,
+  record: Readonly<Record<string, unknown>>,
+  existing: Readonly<Record<string, unknown>> | undefined,
+): boolean {
+  const expected = record[EXPECTED_FIELD];
+  if (names === undefined || typeof expected !== 'string' || existing === undefined) return false;
+  return driftHash(object, names, existing) !== expected;
+}

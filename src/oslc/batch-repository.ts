@@ -1,0 +1,143 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { DynamicDatabase } from '../db/schema.js';
+import type { ObjectMeta } from '../metadata/registry.js';
+import type { ColumnLimits } from './column-limits.js';
+import type { Row } from './repository.js';
+import type { StoredValue } from './values.js';
+
+/**
+ * SQL of the batch writer (src/oslc/batch-writer.ts): many rows of one table per statement. Values travel as one
+ * array per column (`unnest($1::varchar[], ...)`): a statement of a thousand rows binds a few parameters instead of
+ * thousands, which PostgreSQL parses and binds several times faster.
+ */
+type Db = Kysely<DynamicDatabase>;
+
+/** Column types an array parameter can be cast to by name; an object with a column of another type is not batched. */
+const ARRAY_TYPES =
+  /^(character varying|character|text|integer|bigint|smallint|numeric|double precision|real|boolean|date|timestamp with time zone|timestamp without time zone)$/;
+
+/** Whether every column of the object's table has a type this file binds as an array (else: no batch). */
+export function bindsAsArrays(limits: ColumnLimits, object: ObjectMeta): boolean {
+  return [...object.attributes.keys()].every((name) => {
+    const type = limits.column(object, name)?.dataType;
+    return type === undefined || ARRAY_TYPES.test(type);
+  });
+}
+
+/**
+ * Whether the catalog read at start knows every column the row writes: a column a deploy adds in its own transaction
+ * (a custom attribute) is not known yet, and such a row goes record by record.
+ */
+export function knowsColumns(limits: ColumnLimits, object: ObjectMeta, row: Row): boolean {
+  for (const name in row) if (limits.column(object, name) === undefined) return false;
+  return true;
+}
+
+/** `$n::type[]` of one column's values (its type checked by `bindsAsArrays`). */
+function columnArray(
+  limits: ColumnLimits,
+  object: ObjectMeta,
+  column: string,
+  values: readonly StoredValue[],
+): RawBuilder<unknown> {
+  const type = limits.column(object, column)?.dataType;
+  if (type === undefined || !ARRAY_TYPES.test(type))
+    throw new Error(`The column ${object.table}.${column} cannot be written in a batch`);
+  return sql`${values}::${sql.raw(type)}[]`;
+}
+
+/** The unique id and key values of the stored rows whose keys are among `keyTuples` (no null parts). */
+export async function findKeyed(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  keyTuples: readonly StoredValue[][],
+): Promise<Row[]> {
+  const columns = sql.join([object.uniqueId, ...object.keys].map((column) => sql.ref(column)));
+  const keys = sql.join(object.keys.map((key) => sql.ref(key)));
+  const arrays = object.keys.map((key, index) =>
+    columnArray(
+      limits,
+      object,
+      key,
+      keyTuples.map((tuple) => tuple[index] ?? null),
+    ),
+  );
+  const result = await sql<Row>`select ${columns} from ${sql.table(object.table)}
+    where (${keys}) in (select * from unnest(${sql.join(arrays)}))`.execute(db);
+  return result.rows;
+}
+
+/**
+ * Inserts rows into the object's table and answers them as stored (the caller matches them by key rather than
+ * relying on the order of `returning`). Rows may set different columns: a column a row leaves out takes its
+ * default, as a single-row insert without it would; rows are grouped by the defaulted columns they leave out.
+ */
+export async function insertRows(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  rows: readonly Row[],
+  /** Whether the stored rows are wanted back (rows nobody reads again, such as history, are not sent back). */
+  returning = true,
+): Promise<Row[]> {
+  const groups = new Map<string, Row[]>();
+  const defaulted = (column: string) => limits.column(object, column)?.hasDefault ?? true;
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  for (const row of rows) {
+    const shape = columns.filter((column) => column in row || !defaulted(column)).join(',');
+    const group = groups.get(shape) ?? [];
+    group.push(row);
+    groups.set(shape, group);
+  }
+  const stored: Row[] = [];
+  for (const [shape, group] of groups) {
+    const present = shape === '' ? [] : shape.split(',');
+    stored.push(...(await insertGroup(db, object, limits, present, group, returning)));
+  }
+  return stored;
+}
+
+async function insertGroup(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  columns: readonly string[],
+  rows: readonly Row[],
+  returning: boolean,
+): Promise<Row[]> {
+  const table = sql.table(object.table);
+  const back = returning ? sql`returning *` : sql``;
+  if (columns.length === 0) {
+    const stored: Row[] = [];
+    for (let index = 0; index < rows.length; index++)
+      stored.push(...(await sql<Row>`insert into ${table} default values ${back}`.execute(db)).rows);
+    return stored;
+  }
+  const names = sql.join(columns.map((column) => sql.ref(column)));
+  const arrays = columns.map((column) =>
+    columnArray(
+      limits,
+      object,
+      column,
+      rows.map((row) => row[column] ?? null),
+    ),
+  );
+  const result = await sql<Row>`insert into ${table} (${names})
+    select * from unnest(${sql.join(arrays)}) ${back}`.execute(db);
+  return result.rows;
+}
+
+/** The rows the planner believes the table holds (its last ANALYZE; 0 when never analyzed). */
+export async function plannedRows(db: Db, table: string): Promise<number> {
+  const result = await sql<{ rows: number | null }>`
+    select greatest(reltuples, 0)::float8 as rows from pg_class where oid = to_regclass(${table})`.execute(
+    db,
+  );
+  return Number(result.rows[0]?.rows ?? 0);
+}
+
+/** Fresh statistics of a table, inside the writing transaction (its own rows are counted). */
+export async function analyzeTable(db: Db, table: string): Promise<void> {
+  await sql`analyze ${sql.table(table)}`.execute(db);
+}

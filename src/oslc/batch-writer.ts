@@ -1,0 +1,413 @@
+import type { Kysely } from 'kysely';
+import type { UserProfile } from '../auth/types.js';
+import type { DynamicDatabase } from '../db/schema.js';
+import type { DomainSnapshot } from '../domains/domain-cache.js';
+import { MaximoError } from '../errors.js';
+import type { MetadataRegistry, ObjectMeta, StructureNode } from '../metadata/registry.js';
+import {
+  analyzeTable,
+  bindsAsArrays,
+  findKeyed,
+  knowsColumns,
+  insertRows,
+  plannedRows,
+} from './batch-repository.js';
+import type { ColumnLimits } from './column-limits.js';
+import { exists, findByKeys, findSiteOrganization, type Row } from './repository.js';
+import type { ResourceWriter } from './service.js';
+import { stampWrite, statusHistoryRow } from './stamps.js';
+import { applyDefaults, convertInput, validateRecord, type ReferenceLookups } from './validation.js';
+import type { StoredValue } from './values.js';
+import type { ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
+
+/**
+ * The batch facility of the write path (src/oslc/README.md, "Batched writes"): many records of one object
+ * structure, each validated as a single write validates it, but matched by key with one read per batch and added
+ * with multi-row inserts. What the batch does not cover goes through the same transaction's per-record writer.
+ */
+
+/** What a batch shares with the write unit it belongs to: the transaction and everything a write consults. */
+export interface BatchUnit {
+  db: Kysely<DynamicDatabase>;
+  metadata: MetadataRegistry;
+  domains: DomainSnapshot;
+  limits: ColumnLimits;
+  user: UserProfile;
+  now: Date;
+  observers: readonly ObserverEntry[];
+  writeRules: ReadonlyMap<string, WriteRules>;
+  /** Names of the objects written, for the change bus when the transaction commits. */
+  written: Set<string>;
+  /** The per-record path of the same transaction. */
+  writer: ResourceWriter;
+  /** The entries of a child collection in a body (as the per-record path reads them). */
+  childEntries(body: Record<string, unknown>, name: string): Array<Record<string, unknown>>;
+  /** The values a child inherits from its parent row. */
+  joinValues(child: StructureNode, parent: Row): Row;
+}
+
+/** One record of a batch: the body as sent, its key values (none missing), and whether it is a deletion. */
+export interface BatchRecord {
+  body: Record<string, unknown>;
+  keys: readonly StoredValue[];
+  delete: boolean;
+}
+
+export type BatchOutcome = 'added' | 'changed' | 'deleted';
+
+/** Turns the refusal of the record at `index` of a batch into the error the caller reports. */
+export type Refusal = (index: number, error: MaximoError) => MaximoError;
+
+/** Records validated and waiting for their multi-row insert. */
+const PENDING_ROWS = 250;
+
+/** Rows a batch adds to a table before its statistics are worth renewing, however small the table was. */
+const ANALYZE_AFTER_ROWS = 1000;
+
+/** Positive answers of the reference memo kept before it starts over (a bound on memory, not a tuning knob). */
+const MEMO_ENTRIES = 50_000;
+
+interface PendingInsert {
+  node: StructureNode;
+  body: Record<string, unknown>;
+  values: Row;
+  refuse: (error: MaximoError) => MaximoError;
+}
+
+export class BatchWriter {
+  private pending: PendingInsert[] = [];
+  /** Records whose insert has been sent and not yet answered, and the chain of those inserts. */
+  private readonly writing = new Set<PendingInsert>();
+  private written: Promise<void> = Promise.resolve();
+  /**
+   * The failure of an insert sent earlier: the next record stops on it rather than querying a transaction the
+   * failure may have aborted. (Also what marks the chain's rejection handled: it is awaited at `settle`.)
+   */
+  private failure: { error: unknown } | undefined;
+  private readonly memo: ReferenceMemo;
+  /** Per object name: whether the batch covers it (see `covers`). */
+  private readonly covered = new Map<string, boolean>();
+  /** Per table: the rows the planner knew of at its last statistics, and the rows added since. */
+  private readonly growth = new Map<string, { planned: number; added: number }>();
+  /** Errors already attributed to their record, passed on as they are. */
+  private readonly attributed = new WeakSet<MaximoError>();
+
+  constructor(private readonly unit: BatchUnit) {
+    this.memo = new ReferenceMemo(unit.db, () => [...this.pending, ...this.writing]);
+  }
+
+  /**
+   * Adds, changes or deletes each record at the root of `node`, matched by its key values, with the outcome writing
+   * them one by one in order would have (a later record sees the earlier ones). Additions are batched; changes,
+   * deletions, additions whose object has write rules or needs an autokey, and every child collection go through
+   * the per-record writer. A refused record stops the batch with `refused(index, error)`.
+   */
+  async sync(
+    node: StructureNode,
+    records: readonly BatchRecord[],
+    merge: boolean,
+    refused: Refusal,
+  ): Promise<BatchOutcome[]> {
+    const object = node.object;
+    const stored = this.covers(object) ? await this.existingKeys(object, records) : new Map<string, number>();
+    const seen = new Set<string>();
+    const outcomes: BatchOutcome[] = [];
+    for (const [index, record] of records.entries()) {
+      const refuse = (error: MaximoError) => this.attribute(refused(index, error));
+      try {
+        outcomes.push(await this.syncOne(node, record, stored, seen, merge, refuse));
+      } catch (error) {
+        // An insert still under way must end before the caller rolls back: its queries belong to the transaction.
+        await this.written.catch(() => undefined);
+        if (error instanceof MaximoError && !this.attributed.has(error)) throw refuse(error);
+        throw error;
+      }
+    }
+    await this.settle();
+    return outcomes;
+  }
+
+  private attribute(error: MaximoError): MaximoError {
+    this.attributed.add(error);
+    return error;
+  }
+
+  private async syncOne(
+    node: StructureNode,
+    record: BatchRecord,
+    stored: ReadonlyMap<string, number>,
+    seen: Set<string>,
+    merge: boolean,
+    refuse: PendingInsert['refuse'],
+  ): Promise<BatchOutcome> {
+    if (this.failure) await this.settle();
+    const object = node.object;
+    const key = keyText(record.keys);
+    let uniqueId = stored.get(key);
+    // A key sent twice in a batch, or with a null part, is read again now: the earlier record may have added it.
+    if (seen.has(key) || record.keys.some((value) => value === null) || !this.covers(object)) {
+      await this.settle();
+      const row = await findByKeys(this.unit.db, object, record.keys);
+      uniqueId = row === undefined ? undefined : Number(row[object.uniqueId]);
+    }
+    seen.add(key);
+    if (record.delete) {
+      if (uniqueId === undefined) return 'deleted';
+      await this.settle();
+      await this.unit.writer.remove(node, uniqueId);
+      this.memo.clear();
+      return 'deleted';
+    }
+    if (uniqueId !== undefined) {
+      await this.settle();
+      await this.unit.writer.update(node, uniqueId, record.body, merge, false);
+      return 'changed';
+    }
+    const values = convertInput(object, record.body, undefined, childNames(node));
+    if (!this.batchable(object, values)) {
+      await this.settle();
+      await this.unit.writer.insert(node, record.body, {});
+      return 'added';
+    }
+    applyDefaults(object, values);
+    const { db, metadata, domains, limits } = this.unit;
+    await validateRecord({ db, metadata, domains, limits, lookups: this.memo }, object, values, values, true);
+    stampWrite(object, values, undefined, { now: this.unit.now, userid: this.unit.user.userid });
+    this.pending.push({ node, body: record.body, values, refuse });
+    if (this.pending.length >= PENDING_ROWS) this.send();
+    return 'added';
+  }
+
+  /** Write rules may read what the writes before them wrote, and autokeys are numbered one by one: per record. */
+  private batchable(object: ObjectMeta, values: Row): boolean {
+    if (this.unit.writeRules.has(object.name) || !this.covers(object)) return false;
+    if (!knowsColumns(this.unit.limits, object, values)) return false;
+    for (const attribute of object.attributes.values()) {
+      const value = values[attribute.name];
+      if (attribute.autokey && (value === undefined || value === null || value === '')) return false;
+    }
+    return true;
+  }
+
+  /** Whether the object and its status history bind as arrays (batch-repository.ts); else it goes record by record. */
+  private covers(object: ObjectMeta): boolean {
+    let covered = this.covered.get(object.name);
+    if (covered === undefined) {
+      const historyName = object.def.statusHistory;
+      covered =
+        bindsAsArrays(this.unit.limits, object) &&
+        (!historyName || bindsAsArrays(this.unit.limits, this.unit.metadata.object(historyName)));
+      this.covered.set(object.name, covered);
+    }
+    return covered;
+  }
+
+  /** Unique ids of the stored records among the batch's keys, by key text, in one read. */
+  private async existingKeys(
+    object: ObjectMeta,
+    records: readonly BatchRecord[],
+  ): Promise<Map<string, number>> {
+    const tuples = new Map<string, StoredValue[]>();
+    for (const record of records) {
+      if (record.keys.every((value) => value !== null)) tuples.set(keyText(record.keys), [...record.keys]);
+    }
+    const rows =
+      tuples.size === 0 ? [] : await findKeyed(this.unit.db, object, this.unit.limits, [...tuples.values()]);
+    return new Map(
+      rows.map((row) => [
+        keyText(object.keys.map((name) => row[name] ?? null)),
+        Number(row[object.uniqueId]),
+      ]),
+    );
+  }
+
+  /**
+   * Sends the pending records' insert without waiting for it: the next records are validated while the database
+   * writes these (the transaction's connection runs its queries one after the other, so a read sent meanwhile sees
+   * them). A failure surfaces at the next `settle`.
+   */
+  private send(): void {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    for (const entry of batch) this.writing.add(entry);
+    this.written = this.written.then(() => this.write(batch));
+    this.written.catch((error: unknown) => (this.failure ??= { error }));
+  }
+
+  /** Every record handed to the batch so far is written (or its refusal thrown). */
+  private async settle(): Promise<void> {
+    this.send();
+    await this.written;
+  }
+
+  /**
+   * Inserts the pending records, then per record what follows its insert on the per-record path: the status
+   * history row (batched too), the write observers, and its child collections.
+   */
+  private async write(batch: readonly PendingInsert[]): Promise<void> {
+    try {
+      await this.insertBatch(batch);
+    } finally {
+      for (const entry of batch) this.writing.delete(entry);
+    }
+  }
+
+  private async insertBatch(batch: readonly PendingInsert[]): Promise<void> {
+    const { db, written } = this.unit;
+    const object = batch[0]!.node.object;
+    const rows = await insertRows(
+      db,
+      object,
+      this.unit.limits,
+      batch.map((entry) => entry.values),
+    );
+    const byKey = new Map(rows.map((row) => [keyText(object.keys.map((name) => row[name] ?? null)), row]));
+    written.add(object.name);
+    await this.grown(object.table, rows.length);
+    const inserted = batch.map((entry) => {
+      const row = byKey.get(keyText(object.keys.map((name) => entry.values[name] ?? null)));
+      if (!row)
+        throw new Error(`A batched insert of ${object.name} answered no row for a record it was given`);
+      return { entry, row };
+    });
+    await this.recordStatuses(
+      object,
+      inserted.map(({ row }) => row),
+    );
+    for (const { entry, row } of inserted) {
+      try {
+        await this.observe(object, row);
+        for (const child of entry.node.children) {
+          const inherited = { ...this.unit.joinValues(child, row), ...child.values };
+          for (const childBody of this.unit.childEntries(entry.body, child.name))
+            await this.unit.writer.insert(child, childBody, inherited);
+        }
+      } catch (error) {
+        if (error instanceof MaximoError && !this.attributed.has(error)) throw entry.refuse(error);
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Renews a table's statistics each time the batch has added as many rows as the planner knew of. Plans made while
+   * a table was small (a fresh deployment's) read it whole, and the foreign-key checks of the rows that reference it
+   * (status history, children) keep their plans for the connection: as the table grows within the transaction, each
+   * check would scan it all, and the deploy would slow down quadratically. ANALYZE also invalidates those plans.
+   * About log2(added / 1000) runs per table; see docs/migration.md, "Deploy: speed".
+   */
+  private async grown(table: string, added: number): Promise<void> {
+    let growth = this.growth.get(table);
+    if (!growth) {
+      growth = { planned: await plannedRows(this.unit.db, table), added: 0 };
+      this.growth.set(table, growth);
+    }
+    growth.added += added;
+    if (growth.added < Math.max(ANALYZE_AFTER_ROWS, growth.planned)) return;
+    await analyzeTable(this.unit.db, table);
+    growth.planned += growth.added;
+    growth.added = 0;
+  }
+
+  /** The status history rows of newly added records (every one with a status attribute, as on insert). */
+  private async recordStatuses(object: ObjectMeta, rows: readonly Row[]): Promise<void> {
+    const historyName = object.def.statusHistory;
+    if (!historyName) return;
+    const history = this.unit.metadata.object(historyName);
+    const entries: Row[] = [];
+    for (const after of rows) {
+      if (after.status === undefined) continue;
+      const row = statusHistoryRow(
+        history,
+        after,
+        { now: this.unit.now, userid: this.unit.user.userid },
+        null,
+      );
+      entries.push(row);
+    }
+    if (entries.length === 0) return;
+    await insertRows(this.unit.db, history, this.unit.limits, entries, false);
+    this.unit.written.add(history.name);
+  }
+
+  private async observe(object: ObjectMeta, row: Row): Promise<void> {
+    const write: RecordWrite = {
+      object,
+      operation: 'insert',
+      uniqueId: Number(row[object.uniqueId]),
+      before: undefined,
+      after: row,
+      user: this.unit.user,
+    };
+    for (const { observer, takesPart } of this.unit.observers)
+      if (takesPart(object, 'insert')) await observer(this.unit.db, write);
+  }
+}
+
+/**
+ * The reads validation makes of other records, remembered for the batch: a site or reference found once is found
+ * again without a query (deletions start the memo over), and a record still waiting for its insert is found among
+ * the pending ones, so that a later record may reference an earlier one of the same batch.
+ */
+class ReferenceMemo implements ReferenceLookups {
+  private readonly found = new Map<string, Row>();
+
+  constructor(
+    private readonly db: Kysely<DynamicDatabase>,
+    private readonly pending: () => readonly PendingInsert[],
+  ) {}
+
+  clear(): void {
+    this.found.clear();
+  }
+
+  async siteOrganization(siteid: string): Promise<{ orgid: string | null } | undefined> {
+    const pairs = [['siteid', siteid]] as const;
+    const known = this.remembered('site', pairs);
+    if (known) return { orgid: typeof known.orgid === 'string' ? known.orgid : null };
+    const site = await findSiteOrganization(this.db, siteid);
+    if (site) this.remember('site', pairs, site);
+    return site;
+  }
+
+  async exists(table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>): Promise<boolean> {
+    if (this.remembered(table, pairs)) return true;
+    const found = await exists(this.db, table, pairs);
+    if (found) this.remember(table, pairs, {});
+    return found;
+  }
+
+  private remembered(table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>): Row | undefined {
+    const known = this.found.get(memoKey(table, pairs));
+    if (known) return known;
+    return this.pending().find(
+      (entry) =>
+        entry.node.object.table === table &&
+        pairs.every(([column, value]) => sameValue(entry.values[column] ?? null, value)),
+    )?.values;
+  }
+
+  private remember(table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>, row: Row): void {
+    if (this.found.size >= MEMO_ENTRIES) this.found.clear();
+    this.found.set(memoKey(table, pairs), row);
+  }
+}
+
+const plain = (value: StoredValue | undefined): string | number | boolean | null =>
+  value === undefined || value === null ? null : value instanceof Date ? value.toISOString() : value;
+
+const sameValue = (left: StoredValue, right: StoredValue): boolean =>
+  left === null || right === null ? left === right : String(plain(left)) === String(plain(right));
+
+/** Key values as text: equal for the values sent and the values stored (numbers and dates compared as text). */
+const keyText = (values: readonly (StoredValue | undefined)[]): string =>
+  JSON.stringify(
+    values.map((value) => (value === undefined || value === null ? null : String(plain(value)))),
+  );
+
+const memoKey = (table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>): string =>
+  `${table}\u0000${keyText(pairs.map(([column, value]) => `${column}=${String(plain(value))}`))}`;
+
+const childNames = (node: StructureNode): ReadonlySet<string> =>
+  new Set(node.children.map((child) => child.name));

@@ -1,11 +1,10 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { AuthMode } from '../config.js';
-import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
+import { EVERYTHING_CHANGED, type ChangeBus, type Confirmation } from '../db/change-bus.js';
 import { isDatabaseUnavailable } from '../db/faults.js';
 import type { Database } from '../db/schema.js';
 import { errors, isMaximoError } from '../errors.js';
 import type { ObservedWrites, WriteObserver } from '../oslc/write-extensions.js';
-import { Echoes } from './echoes.js';
 import type { LdapDirectory } from './ldap.js';
 import { findCredentials, mayLogIn } from './repository.js';
 import type { AuthService } from './service.js';
@@ -92,7 +91,6 @@ export class LoginService {
   private readonly blocked = new Map<string, number>();
   private readonly db: Kysely<Database>;
   private readonly now: () => number;
-  private readonly echoes = new Echoes();
   private pending: Array<Insertable<LoginTrackingTable>> = [];
   /** The pending success row of each client, which its next successes count into. */
   private pendingByClient = new Map<string, Insertable<LoginTrackingTable>>();
@@ -112,7 +110,6 @@ export class LoginService {
       const space = payload.indexOf(' ');
       const until = Number(payload.slice(0, space));
       if (space > 0 && Number.isFinite(until)) this.noteBlock(payload.slice(space + 1), until);
-      this.echoes.hear(payload);
     });
     for (const block of await activeAddressBlocks(this.db, new Date(this.now()))) {
       this.noteBlock(block.clientaddr, block.blockeduntil.getTime());
@@ -303,7 +300,7 @@ export class LoginService {
     const max = this.options.maxFailedLogins;
     let userBlocked = false;
     let addressBlockedUntil: number | undefined;
-    let echo: { heard: Promise<void>; cancel: () => void } | undefined;
+    let confirmation: Confirmation | undefined;
     try {
       await this.db.transaction().execute(async (transaction) => {
         // Temporary by default: a permanent block lets anyone who knows a user id lock the user out, the only
@@ -332,21 +329,21 @@ export class LoginService {
             addressBlockedUntil = now + policy.seconds * 1000;
             await blockAddress(transaction, attempt.address, new Date(addressBlockedUntil));
             const payload = `${addressBlockedUntil} ${attempt.address}`;
-            echo = this.echoes.expect(payload);
             await this.options.bus.notify<Database>(transaction, BLOCK_CHANNEL, payload);
+            confirmation = await this.options.bus.confirm<Database>(transaction);
           }
         }
         await this.trackIn(transaction, attempt, user?.userid ?? null, 'FAILED');
       });
     } catch (error) {
-      echo?.cancel();
+      confirmation?.cancel();
       throw error;
     }
     if (userBlocked) this.options.bus.deliverLocally('object', 'MAXUSER');
     if (addressBlockedUntil !== undefined) {
       this.noteBlock(attempt.address, addressBlockedUntil);
-      // The next attempt from that address is refused by every process, whichever it reaches (see Echoes).
-      await echo?.heard;
+      // The next attempt from that address is refused by every process, whichever it reaches.
+      await confirmation?.heard;
     }
   }
 

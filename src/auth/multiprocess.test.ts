@@ -54,6 +54,40 @@ if (url) {
       assert.equal(await reasonCode(refused), 'BMXAA0021E');
     });
 
+    test('a logout is answered only once a process that hears it late has dropped the session', async () => {
+      const cookie = cookieOf(
+        await fetch(`${first.base}/oslc/login`, { method: 'POST', headers: admin }),
+        'JSESSIONID',
+      );
+      const known = await fetch(`${second.base}/oslc/whoami`, { headers: { cookie } });
+      assert.equal(known.status, 200, 'the second process holds the session in memory');
+      await known.arrayBuffer();
+
+      // Stopped, the second process hears nothing until it is resumed.
+      second.child.kill('SIGSTOP');
+      let resumedAt: number | undefined;
+      const resume = setTimeout(() => {
+        resumedAt = Date.now();
+        second.child.kill('SIGCONT');
+      }, 500);
+      try {
+        const logout = await fetch(`${first.base}/oslc/logout`, { method: 'POST', headers: { cookie } });
+        const answeredAt = Date.now();
+        assert.equal(logout.status, 200);
+        await logout.arrayBuffer();
+        assert.ok(
+          resumedAt !== undefined && answeredAt >= resumedAt,
+          'answered after the stopped process resumed',
+        );
+      } finally {
+        clearTimeout(resume);
+        second.child.kill('SIGCONT');
+      }
+      const refused = await fetch(`${second.base}/oslc/whoami`, { headers: { cookie } });
+      assert.equal(refused.status, 401);
+      assert.equal(await reasonCode(refused), 'BMXAA0021E');
+    });
+
     test('the token cookie of a FORM login on one process restores the session on the other', async () => {
       const form = await fetch(`${second.base}/j_security_check`, {
         method: 'POST',

@@ -1,10 +1,9 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
+import { EVERYTHING_CHANGED, type ChangeBus, type Confirmation } from '../db/change-bus.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
-import { Echoes } from './echoes.js';
 import {
   deleteOldestSessions,
   deleteSession,
@@ -130,7 +129,6 @@ export class SessionService {
   private readonly unknown = new Map<string, number>();
   private readonly loading = new Map<string, Promise<SessionEntry | undefined>>();
   private readonly now: () => number;
-  private readonly echoes = new Echoes();
   private lastPurge = 0;
   private admission: SessionAdmission | undefined;
 
@@ -148,10 +146,7 @@ export class SessionService {
   }
 
   async listen(): Promise<void> {
-    await this.options.bus.listen(CHANNEL, (payload) => {
-      this.forget(payload);
-      this.echoes.hear(payload);
-    });
+    await this.options.bus.listen(CHANNEL, (payload) => this.forget(payload));
   }
 
   /** Sets the check every new session passes (one; admin mode's). */
@@ -252,22 +247,26 @@ export class SessionService {
     return countLiveSessions(this.options.db, new Date(now), new Date(now - this.idleMs - this.writeBackMs));
   }
 
-  /** Ends a session on every process: the delete and the notification commit together. */
+  /**
+   * Ends a session on every process: the delete and the notification commit together, and the caller answers once
+   * every process has dropped the session (`ChangeBus.confirm`), so the client's next request is refused wherever
+   * it lands.
+   */
   async end(entry: SessionEntry): Promise<void> {
     const payload = `${entry.id} ${entry.tokenId ?? ''}`;
-    const echo = this.echoes.expect(payload);
+    let confirmation: Confirmation | undefined;
     try {
       await this.options.db.transaction().execute(async (transaction) => {
         await deleteSession(transaction, entry.id);
         await this.options.bus.notify<Database>(transaction, CHANNEL, payload);
+        confirmation = await this.options.bus.confirm<Database>(transaction);
       });
     } catch (error) {
-      echo.cancel();
+      confirmation?.cancel();
       throw error;
     }
     this.forget(payload);
-    // The caller answers once every process has been sent the notification (see Echoes).
-    await echo.heard;
+    await confirmation?.heard;
   }
 
   private async alive(entry: SessionEntry): Promise<SessionEntry | undefined> {

@@ -101,6 +101,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     await pglite.waitReady;
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
     const bus = new PGliteChangeBus(pglite, 'eas');
+    await bus.start();
     return {
       kind: 'pglite',
       db,

@@ -294,6 +294,33 @@ describe('drift guard and child tracking of CHANGE packages between two deployme
     assert.deepEqual(await descriptions(target, ['DRIFTD1']), { DRIFTD1: 'kept on target' });
   });
 
+  test('a value cleared on the source is cleared on the target, and the next package finds them in step', async () => {
+    await defineChange(source, 'DRIFTNULL', 'MXAPIITEM');
+    await sync(source, 'mxapiitem', { itemnum: 'DRIFTN1', itemsetid: 'SET1', description: 'to clear' });
+    const first = await moveToTarget(source, target, 'DRIFTNULL');
+    assert.equal((await deploy(target, 'DRIFTNULL', first.dmpackageid)).statusCode, 200);
+
+    await activate(source, 'DRIFTNULL');
+    await sync(source, 'mxapiitem', { itemnum: 'DRIFTN1', itemsetid: 'SET1', description: null });
+    assert.equal((await descriptions(source, ['DRIFTN1'])).DRIFTN1, undefined, 'cleared on the source');
+    const second = await moveToTarget(source, target, 'DRIFTNULL');
+    const planned = await preview(target, 'DRIFTNULL', second.dmpackageid);
+    assert.deepEqual(
+      planned.change.map((change) => change.key),
+      ['itemnum=DRIFTN1, itemsetid=SET1'],
+    );
+    const deployed = await deploy(target, 'DRIFTNULL', second.dmpackageid);
+    assert.equal(deployed.statusCode, 200, deployed.body);
+    assert.equal((await descriptions(target, ['DRIFTN1'])).DRIFTN1, undefined, 'cleared on the target');
+
+    await activate(source, 'DRIFTNULL');
+    await sync(source, 'mxapiitem', { itemnum: 'DRIFTN1', itemsetid: 'SET1', description: 'filled again' });
+    const third = await moveToTarget(source, target, 'DRIFTNULL');
+    assert.deepEqual((await preview(target, 'DRIFTNULL', third.dmpackageid)).drift, []);
+    assert.equal((await deploy(target, 'DRIFTNULL', third.dmpackageid)).statusCode, 200);
+    assert.deepEqual(await descriptions(target, ['DRIFTN1']), { DRIFTN1: 'filled again' });
+  });
+
   test('a write of a child collection row alone carries its root, with its children, in the next CHANGE package', async () => {
     const domain = { domainid: 'DRIFTDOM', domaintype: 'ALN', maxtype: 'UPPER', length: 10 };
     for (const app of [source, target])

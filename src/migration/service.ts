@@ -1139,7 +1139,10 @@ function jsonValue(value: StoredValue): unknown {
   return value instanceof Date ? value.toISOString() : value;
 }
 
-/** A member as the package carries it: what a client may write, no unique ids, stamps or derived values. */
+/**
+ * A member as the package carries it: what a client may write, no unique ids, stamps or derived values. Nulls are
+ * carried: a value cleared here is cleared on the target (docs/migration.md).
+ */
 function exportRecord(member: MemberRecord): JsonRecord {
   const object = member.node.object;
   const record: JsonRecord = {};
@@ -1147,7 +1150,7 @@ function exportRecord(member: MemberRecord): JsonRecord {
     if (attribute.generated || attribute.writeOnly || attribute.name === object.uniqueId) continue;
     if (!(attribute.name in member.values)) continue;
     const value = member.values[attribute.name] ?? null;
-    if (value !== null) record[attribute.name] = jsonValue(value);
+    record[attribute.name] = value === null ? null : jsonValue(value);
   }
   for (const [name, children] of member.children) record[name] = children.map(exportRecord);
   return record;

@@ -2,7 +2,7 @@ import { CacheStatistics } from '../util/cache-statistics.js';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
-import { EVERYTHING_CHANGED } from '../db/change-bus.js';
+import { EVERYTHING_CHANGED, type Confirmation } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
 import { errors } from '../errors.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
@@ -243,15 +243,27 @@ export class ApiKeyService {
     return sent;
   }
 
-  /** Runs a key change in a transaction with its notification; this process forgets its cache at once. */
+  /**
+   * Runs a key change in a transaction with its notification, and answers once every process has dropped its cache
+   * (`ChangeBus.confirm`): the old value is refused at once, wherever the client's next request lands.
+   */
   private async changeKeys<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
     const bus = this.options.storage.bus;
-    const result = await this.db.transaction().execute(async (transaction) => {
-      const value = await work(transaction);
-      await bus.notify<Database>(transaction, APIKEY_CHANNEL, EVERYTHING_CHANGED);
-      return value;
-    });
+    let confirmation: Confirmation | undefined;
+    let result: T;
+    try {
+      result = await this.db.transaction().execute(async (transaction) => {
+        const value = await work(transaction);
+        await bus.notify<Database>(transaction, APIKEY_CHANNEL, EVERYTHING_CHANGED);
+        confirmation = await bus.confirm<Database>(transaction);
+        return value;
+      });
+    } catch (error) {
+      confirmation?.cancel();
+      throw error;
+    }
     bus.deliverLocally(APIKEY_CHANNEL, EVERYTHING_CHANGED);
+    await confirmation?.heard;
     return result;
   }
 

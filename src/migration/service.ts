@@ -827,7 +827,7 @@ export class MigrationService {
             const metadata = await this.dbconfig.metadataWithin(trx);
             written = structures.map((structure) => metadata.findObjectStructure(structure.name)!);
           }
-          const counts = { added: 0, changed: 0, deleted: 0 };
+          const counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
           const batch = writer.batch();
           let done = 0;
           for (const [index, entry] of manifest.entries.entries()) {
@@ -856,7 +856,7 @@ export class MigrationService {
           }
           await repository.updatePackage(trx, dmpackageid, {
             status: PACKAGE_STATUS.deployed,
-            progressstatus: `Deployed: ${counts.added} added, ${counts.changed} changed, ${counts.deleted} deleted`,
+            progressstatus: `Deployed: ${counts.added} added, ${counts.changed} changed, ${counts.unchanged} unchanged, ${counts.deleted} deleted`,
           });
           return counts;
         },
@@ -868,7 +868,9 @@ export class MigrationService {
       return {
         warningmsg: `BMXAA8040I - Package ${row.package} was deployed: ${manifest.entries
           .map((entry) => `${entry.count} ${entry.objectstructure}`)
-          .join(', ')} (${counts.added} added, ${counts.changed} changed, ${counts.deleted} deleted).`,
+          .join(
+            ', ',
+          )} (${counts.added} added, ${counts.changed} changed, ${counts.unchanged} unchanged, ${counts.deleted} deleted).`,
       };
     } catch (error) {
       this.deployObserver?.('failed');

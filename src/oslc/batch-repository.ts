@@ -46,14 +46,13 @@ function columnArray(
   return sql`${values}::${sql.raw(type)}[]`;
 }
 
-/** The unique id and key values of the stored rows whose keys are among `keyTuples` (no null parts). */
+/** The stored rows whose keys are among `keyTuples` (no null parts), whole: a record equal to its row is not written. */
 export async function findKeyed(
   db: Db,
   object: ObjectMeta,
   limits: ColumnLimits,
   keyTuples: readonly StoredValue[][],
 ): Promise<Row[]> {
-  const columns = sql.join([object.uniqueId, ...object.keys].map((column) => sql.ref(column)));
   const keys = sql.join(object.keys.map((key) => sql.ref(key)));
   const arrays = object.keys.map((key, index) =>
     columnArray(
@@ -63,7 +62,7 @@ export async function findKeyed(
       keyTuples.map((tuple) => tuple[index] ?? null),
     ),
   );
-  const result = await sql<Row>`select ${columns} from ${sql.table(object.table)}
+  const result = await sql<Row>`select * from ${sql.table(object.table)}
     where (${keys}) in (select * from unnest(${sql.join(arrays)}))`.execute(db);
   return result.rows;
 }

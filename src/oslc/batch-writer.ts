@@ -16,7 +16,13 @@ import type { ColumnLimits } from './column-limits.js';
 import { exists, findByKeys, findSiteOrganization, type Row } from './repository.js';
 import type { ResourceWriter } from './service.js';
 import { stampWrite, statusHistoryRow } from './stamps.js';
-import { applyDefaults, convertInput, validateRecord, type ReferenceLookups } from './validation.js';
+import {
+  applyDefaults,
+  convertInput,
+  sameValue as sameAsStored,
+  validateRecord,
+  type ReferenceLookups,
+} from './validation.js';
 import type { StoredValue } from './values.js';
 import type { ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
 
@@ -53,7 +59,8 @@ export interface BatchRecord {
   delete: boolean;
 }
 
-export type BatchOutcome = 'added' | 'changed' | 'deleted';
+/** `unchanged`: the record equals its stored row, which is left as it is (no stamps, no observers). */
+export type BatchOutcome = 'added' | 'changed' | 'unchanged' | 'deleted';
 
 /** Turns the refusal of the record at `index` of a batch into the error the caller reports. */
 export type Refusal = (index: number, error: MaximoError) => MaximoError;
@@ -109,7 +116,7 @@ export class BatchWriter {
     refused: Refusal,
   ): Promise<BatchOutcome[]> {
     const object = node.object;
-    const stored = this.covers(object) ? await this.existingKeys(object, records) : new Map<string, number>();
+    const stored = this.covers(object) ? await this.existingRows(object, records) : new Map<string, Row>();
     const seen = new Set<string>();
     const outcomes: BatchOutcome[] = [];
     for (const [index, record] of records.entries()) {
@@ -135,7 +142,7 @@ export class BatchWriter {
   private async syncOne(
     node: StructureNode,
     record: BatchRecord,
-    stored: ReadonlyMap<string, number>,
+    stored: ReadonlyMap<string, Row>,
     seen: Set<string>,
     merge: boolean,
     refuse: PendingInsert['refuse'],
@@ -143,14 +150,15 @@ export class BatchWriter {
     if (this.failure) await this.settle();
     const object = node.object;
     const key = keyText(record.keys);
-    let uniqueId = stored.get(key);
+    let row = stored.get(key);
     // A key sent twice in a batch, or with a null part, is read again now: the earlier record may have added it.
-    if (seen.has(key) || record.keys.some((value) => value === null) || !this.covers(object)) {
+    const readAgain = seen.has(key) || record.keys.some((value) => value === null) || !this.covers(object);
+    if (readAgain) {
       await this.settle();
-      const row = await findByKeys(this.unit.db, object, record.keys);
-      uniqueId = row === undefined ? undefined : Number(row[object.uniqueId]);
+      row = await findByKeys(this.unit.db, object, record.keys);
     }
     seen.add(key);
+    const uniqueId = row === undefined ? undefined : Number(row[object.uniqueId]);
     if (record.delete) {
       if (uniqueId === undefined) return 'deleted';
       await this.settle();
@@ -159,6 +167,7 @@ export class BatchWriter {
       return 'deleted';
     }
     if (uniqueId !== undefined) {
+      if (!readAgain && this.equalsStored(node, record.body, row!, merge)) return 'unchanged';
       await this.settle();
       await this.unit.writer.update(node, uniqueId, record.body, merge, false);
       return 'changed';
@@ -176,6 +185,37 @@ export class BatchWriter {
     this.pending.push({ node, body: record.body, values, refuse });
     if (this.pending.length >= PENDING_ROWS) this.send();
     return 'added';
+  }
+
+  /**
+   * Whether writing the record would change nothing: every attribute it sends equals the stored row's, and it sends
+   * no child that would be written (merged children are written when sent; a replaced collection also when sent
+   * empty). Objects with write rules, and records the per-record path would refuse, are left to that path.
+   */
+  private equalsStored(
+    node: StructureNode,
+    body: Record<string, unknown>,
+    row: Row,
+    merge: boolean,
+  ): boolean {
+    const object = node.object;
+    if (this.unit.writeRules.has(object.name)) return false;
+    for (const child of node.children) {
+      const entries = this.unit.childEntries(body, child.name);
+      if (
+        entries.length > 0 ||
+        (!merge && Object.keys(body).some((name) => name.toLowerCase() === child.name))
+      )
+        return false;
+    }
+    let values: Row;
+    try {
+      values = convertInput(object, body, row, childNames(node));
+    } catch {
+      return false;
+    }
+    for (const name in values) if (!sameAsStored(row[name] ?? null, values[name] ?? null)) return false;
+    return true;
   }
 
   /** Write rules may read what the writes before them wrote, and autokeys are numbered one by one: per record. */
@@ -202,23 +242,15 @@ export class BatchWriter {
     return covered;
   }
 
-  /** Unique ids of the stored records among the batch's keys, by key text, in one read. */
-  private async existingKeys(
-    object: ObjectMeta,
-    records: readonly BatchRecord[],
-  ): Promise<Map<string, number>> {
+  /** The stored rows among the batch's keys, by key text, in one read. */
+  private async existingRows(object: ObjectMeta, records: readonly BatchRecord[]): Promise<Map<string, Row>> {
     const tuples = new Map<string, StoredValue[]>();
     for (const record of records) {
       if (record.keys.every((value) => value !== null)) tuples.set(keyText(record.keys), [...record.keys]);
     }
     const rows =
       tuples.size === 0 ? [] : await findKeyed(this.unit.db, object, this.unit.limits, [...tuples.values()]);
-    return new Map(
-      rows.map((row) => [
-        keyText(object.keys.map((name) => row[name] ?? null)),
-        Number(row[object.uniqueId]),
-      ]),
-    );
+    return new Map(rows.map((row) => [keyText(object.keys.map((name) => row[name] ?? null)), row]));
   }
 
   /**

@@ -66,7 +66,8 @@ function display(raw: unknown): string {
   return typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? String(raw));
 }
 
-function sameValue(left: unknown, right: unknown): boolean {
+/** Whether a converted value equals a stored one (dates by instant). */
+export function sameValue(left: unknown, right: unknown): boolean {
   if (left instanceof Date && right instanceof Date) return left.getTime() === right.getTime();
   return left === right;
 }

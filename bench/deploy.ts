@@ -325,15 +325,17 @@ export async function deployBenchmark(settings: DeploySettings): Promise<DeployR
     steps.push(downloaded.step);
     const packageBytes = (await stat(file)).size;
 
-    log('deploy: upload');
-    const uploaded = await measured('upload', target, () =>
+    /** The package file streamed to the target's `/dm/upload`. */
+    const upload = () =>
       call(target.baseUrl, '/dm/upload?filename=package.zip', {
         method: 'POST',
         headers: { 'content-type': 'application/zip', 'content-length': String(packageBytes) },
         body: Readable.toWeb(createReadStream(file)) as unknown as ReadableStream,
         duplex: 'half',
-      } as RequestInit),
-    );
+      } as RequestInit);
+
+    log('deploy: upload');
+    const uploaded = await measured('upload', target, upload);
     steps.push(uploaded.step);
     const targetId = Number(uploaded.value.dmpackageid);
 
@@ -351,12 +353,7 @@ export async function deployBenchmark(settings: DeploySettings): Promise<DeployR
 
     // The same package again: every record is stored already, and equal (a SNAPSHOT deployed twice).
     log('deploy: redeploy');
-    const again = await call(target.baseUrl, '/dm/upload?filename=package.zip', {
-      method: 'POST',
-      headers: { 'content-type': 'application/zip', 'content-length': String(packageBytes) },
-      body: Readable.toWeb(createReadStream(file)) as unknown as ReadableStream,
-      duplex: 'half',
-    } as RequestInit);
+    const again = await upload();
     const redeployed = await measured('redeploy', target, () =>
       call(target.baseUrl, '/dm/deploy', {
         method: 'POST',

@@ -34,7 +34,7 @@ export interface ChangeBus {
   deliverLocally(channel: string, payload: string): void;
   /**
    * Last in a transaction that notified, for a change whose effect must be everywhere before the writer answers (a
-   * logout, a blocked address): the caller awaits `heard` after the commit, and the client's next request then
+   * logout, a blocked address, a revoked key): the caller awaits `heard` after the commit, and the client's next request then
    * lands on processes that have all run their handlers for the transaction's notifications. Costs a query and a
    * round trip through every process; rare writes only (see src/db/README.md, "Confirmations").
    */

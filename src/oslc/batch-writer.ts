@@ -18,6 +18,7 @@ import type { ResourceWriter } from './service.js';
 import { stampWrite, statusHistoryRow } from './stamps.js';
 import {
   applyDefaults,
+  attributeName,
   convertInput,
   sameValue as sameAsStored,
   validateRecord,
@@ -204,7 +205,7 @@ export class BatchWriter {
       const entries = this.unit.childEntries(body, child.name);
       if (
         entries.length > 0 ||
-        (!merge && Object.keys(body).some((name) => name.toLowerCase() === child.name))
+        (!merge && Object.keys(body).some((name) => attributeName(name) === child.name))
       )
         return false;
     }

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
+import {
+  startServer,
+  stopServersAndDropSchema,
+  whileStopped,
+  type ServerProcess,
+} from '../../test/helpers/processes.js';
 
 /**
  * API keys across two real server processes (`src/server.ts`) on one PostgreSQL schema: a key revoked on one is
@@ -73,25 +78,12 @@ if (url) {
         200,
         'the second process holds the key in memory',
       );
-      second.child.kill('SIGSTOP');
-      let resumedAt: number | undefined;
-      const resume = setTimeout(() => {
-        resumedAt = Date.now();
-        second.child.kill('SIGCONT');
-      }, 500);
-      try {
-        const revoked = await fetch(`${first.base}/oslc/apitoken/revoke`, { method: 'POST', headers: admin });
-        const answeredAt = Date.now();
-        assert.equal(revoked.status, 200);
-        await revoked.arrayBuffer();
-        assert.ok(
-          resumedAt !== undefined && answeredAt >= resumedAt,
-          'answered after the stopped process resumed',
-        );
-      } finally {
-        clearTimeout(resume);
-        second.child.kill('SIGCONT');
-      }
+      const { response: revoked, afterResume } = await whileStopped(second, 500, () =>
+        fetch(`${first.base}/oslc/apitoken/revoke`, { method: 'POST', headers: admin }),
+      );
+      assert.equal(revoked.status, 200);
+      await revoked.arrayBuffer();
+      assert.ok(afterResume, 'answered after the stopped process resumed');
       assert.equal((await whoami(second.base, apikey)).status, 400);
     });
 

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { startServer, stopServersAndDropSchema, type ServerProcess } from '../../test/helpers/processes.js';
+import {
+  startServer,
+  stopServersAndDropSchema,
+  whileStopped,
+  type ServerProcess,
+} from '../../test/helpers/processes.js';
 
 /**
  * Sessions and login blocks across two real server processes (`src/server.ts`) on one PostgreSQL schema. PGlite is
@@ -63,26 +68,12 @@ if (url) {
       assert.equal(known.status, 200, 'the second process holds the session in memory');
       await known.arrayBuffer();
 
-      // Stopped, the second process hears nothing until it is resumed.
-      second.child.kill('SIGSTOP');
-      let resumedAt: number | undefined;
-      const resume = setTimeout(() => {
-        resumedAt = Date.now();
-        second.child.kill('SIGCONT');
-      }, 500);
-      try {
-        const logout = await fetch(`${first.base}/oslc/logout`, { method: 'POST', headers: { cookie } });
-        const answeredAt = Date.now();
-        assert.equal(logout.status, 200);
-        await logout.arrayBuffer();
-        assert.ok(
-          resumedAt !== undefined && answeredAt >= resumedAt,
-          'answered after the stopped process resumed',
-        );
-      } finally {
-        clearTimeout(resume);
-        second.child.kill('SIGCONT');
-      }
+      const { response: logout, afterResume } = await whileStopped(second, 500, () =>
+        fetch(`${first.base}/oslc/logout`, { method: 'POST', headers: { cookie } }),
+      );
+      assert.equal(logout.status, 200);
+      await logout.arrayBuffer();
+      assert.ok(afterResume, 'answered after the stopped process resumed');
       const refused = await fetch(`${second.base}/oslc/whoami`, { headers: { cookie } });
       assert.equal(refused.status, 401);
       assert.equal(await reasonCode(refused), 'BMXAA0021E');

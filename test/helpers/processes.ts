@@ -80,6 +80,31 @@ export async function stopServer(server: ServerProcess): Promise<void> {
   await exited;
 }
 
+/**
+ * Runs `request` while `server` is stopped (SIGSTOP: it hears nothing), resuming it after `resumeAfterMs`; answers
+ * the response and whether it came only after the resume, as a change confirmed by every process must.
+ */
+export async function whileStopped(
+  server: ServerProcess,
+  resumeAfterMs: number,
+  request: () => Promise<Response>,
+): Promise<{ response: Response; afterResume: boolean }> {
+  server.child.kill('SIGSTOP');
+  let resumedAt: number | undefined;
+  const resume = setTimeout(() => {
+    resumedAt = Date.now();
+    server.child.kill('SIGCONT');
+  }, resumeAfterMs);
+  try {
+    const response = await request();
+    const answeredAt = Date.now();
+    return { response, afterResume: resumedAt !== undefined && answeredAt >= resumedAt };
+  } finally {
+    clearTimeout(resume);
+    server.child.kill('SIGCONT');
+  }
+}
+
 /** Stops the servers that started (SIGTERM, each awaited) and drops the schema they shared. */
 export async function stopServersAndDropSchema(
   servers: readonly (ServerProcess | undefined)[],

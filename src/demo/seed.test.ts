@@ -28,6 +28,7 @@ const TABLES = [
   'item',
   'asset',
   'workorder',
+  'ticket',
 ];
 
 describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
@@ -115,25 +116,26 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
         locations: 50,
         assets: 0,
         items: 100,
-        workOrders: 100,
-        tasks: 10,
-        statusHistory: 110 + summary.assets,
+        workOrders: 108,
+        tasks: 28,
+        serviceRequests: 30,
+        statusHistory: 136 + 30 + summary.assets,
         assetMeters: 20,
         assetSpecs: 40,
         persons: 2,
         users: 2,
         groups: 2,
         groupMembers: 2,
-        groupRights: 12,
+        groupRights: 14,
       },
     );
     assert.equal(await scalar(`select count(*)::int as n from asset`), summary.assets);
     assert.equal(await scalar(`select count(*)::int as n from locations`), 50);
     assert.equal(await scalar(`select count(*)::int as n from item`), 100);
-    assert.equal(await scalar(`select count(*)::int as n from workorder`), 110);
+    assert.equal(await scalar(`select count(*)::int as n from workorder`), 136);
     assert.equal(
       await scalar(`select count(*)::int as n from workorder where istask and parent is not null`),
-      10,
+      28,
     );
   });
 
@@ -143,6 +145,7 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
       ['locations', 'status', 'LOCASSETSTATUS'],
       ['locations', 'type', 'LOCTYPE'],
       ['workorder', 'status', 'WOSTATUS'],
+      ['ticket', 'status', 'SRSTATUS'],
       ['item', 'status', 'ITEMSTATUS'],
       ['maxuser', 'status', 'MAXUSERSTATUS'],
       ['person', 'status', 'PERSONSTATUS'],
@@ -204,6 +207,29 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
       0,
     );
     assert.equal(await scalar(`select count(*)::int as n from workorder where location is null`), 0);
+    // Projects: a work order whose child work orders have tasks of their own (three levels).
+    assert.equal(
+      await scalar(
+        `select count(distinct p.siteid)::int as n from workorder p
+         join workorder c on c.parent = p.wonum and c.siteid = p.siteid and not c.istask
+         join workorder t on t.parent = c.wonum and t.siteid = c.siteid and t.istask`,
+      ),
+      2,
+    );
+    assert.equal(
+      await scalar(
+        `select count(*)::int as n from ticket t join asset a on a.assetnum = t.assetnum and a.siteid = t.siteid
+         where a.location is distinct from t.location`,
+      ),
+      0,
+    );
+    assert.equal(await scalar(`select count(distinct ticketid)::int as n from ticket`), 15);
+    assert.equal(
+      await scalar(
+        `select count(*)::int as n from autokey where autokeyname = 'TICKETID' and siteid is not null`,
+      ),
+      2,
+    );
   });
 
   it('grants the demo groups their rights and nothing on people or groups', async () => {
@@ -213,8 +239,8 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
       .orderBy('groupname')
       .orderBy('objectstructure')
       .execute();
-    assert.equal(rights.filter((right) => right.groupname === 'MAINT').length, 7);
-    assert.equal(rights.filter((right) => right.groupname === 'VIEWER').length, 5);
+    assert.equal(rights.filter((right) => right.groupname === 'MAINT').length, 8);
+    assert.equal(rights.filter((right) => right.groupname === 'VIEWER').length, 6);
     assert.ok(rights.every((right) => right.canread));
     assert.ok(
       rights

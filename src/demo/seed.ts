@@ -1,5 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import { dynamicView, type Database, type DynamicDatabase } from '../db/schema.js';
+import { Dice, mulberry32 } from './dice.js';
+import {
+  buildProjects,
+  buildServiceRequests,
+  FIRST_TICKETID,
+  planWorkOrders,
+  REQUESTS_PER_SITE,
+  tasksOf,
+} from './planning.js';
 
 /** How many rows of each kind one seeding inserted; all zero when the demo data was already there. */
 export interface DemoSummary {
@@ -11,7 +20,9 @@ export interface DemoSummary {
   workOrders: number;
   /** Tasks of work orders (work-order rows with a parent), beside `workOrders`. */
   tasks: number;
-  /** Status-history rows of work orders and assets. */
+  /** Service requests (MXAPISR) of both sites. */
+  serviceRequests: number;
+  /** Status-history rows of work orders, assets and service requests. */
   statusHistory: number;
   assetMeters: number;
   assetSpecs: number;
@@ -36,55 +47,6 @@ const SEED = 0x1143_0001;
 const ANCHOR = Date.UTC(2025, 0, 6);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-
-/** mulberry32: a tiny, well-distributed 32-bit generator; enough for demo data, not for anything secret. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-class Dice {
-  constructor(private readonly random: () => number) {}
-
-  /** Clamped because a caller-supplied generator may return exactly 1. */
-  private unit(): number {
-    return Math.min(Math.max(this.random(), 0), 0.999_999_999);
-  }
-
-  int(min: number, max: number): number {
-    return min + Math.floor(this.unit() * (max - min + 1));
-  }
-
-  chance(probability: number): boolean {
-    return this.unit() < probability;
-  }
-
-  amount(min: number, max: number): number {
-    return Math.round((min + this.unit() * (max - min)) * 100) / 100;
-  }
-
-  pick<T>(list: readonly T[]): T {
-    const value = list[Math.floor(this.unit() * list.length)];
-    if (value === undefined) throw new Error('Demo data: picked from an empty list');
-    return value;
-  }
-
-  weighted<T>(entries: ReadonlyArray<readonly [T, number]>): T {
-    const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
-    let point = this.unit() * total;
-    for (const [value, weight] of entries) {
-      point -= weight;
-      if (point < 0) return value;
-    }
-    return this.pick(entries)[0];
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Locations: per site a root, four buildings with four areas each, and the storerooms and shops (25 per site).
@@ -665,6 +627,7 @@ const demoGroups: ReadonlyArray<{
       ['MXAPIOPERLOC', ALL_RIGHTS],
       ['MXAPIWODETAIL', ALL_RIGHTS],
       ['MXAPIWO', ALL_RIGHTS],
+      ['MXAPISR', ALL_RIGHTS],
       ['MXAPIITEM', READ_ONLY],
       ['MXAPIDOMAIN', READ_ONLY],
       ['MXAPISYNONYMDOMAIN', READ_ONLY],
@@ -680,6 +643,7 @@ const demoGroups: ReadonlyArray<{
       ['MXAPIITEM', READ_ONLY],
       ['MXAPIWODETAIL', READ_ONLY],
       ['MXAPIWO', READ_ONLY],
+      ['MXAPISR', READ_ONLY],
     ],
   },
 ];
@@ -729,6 +693,7 @@ const emptySummary: DemoSummary = {
   items: 0,
   workOrders: 0,
   tasks: 0,
+  serviceRequests: 0,
   statusHistory: 0,
   assetMeters: 0,
   assetSpecs: 0,
@@ -949,33 +914,21 @@ function buildWorkOrders(
   return rows;
 }
 
-/** Preventive-maintenance work orders that get tasks, numbered `<wonum>-10`, `-20` as the deployed demo data is. */
-const WORK_ORDERS_WITH_TASKS = 5;
-const TASK_STEPS = ['Isolate and lock out', 'Inspect and service'] as const;
+/** Preventive-maintenance work orders of each site that get tasks (`<wonum>-10`, `-20`). */
+const WORK_ORDERS_WITH_TASKS_PER_SITE = 4;
 const ASSETS_WITH_METERS = 20;
 
 function buildTasks(workOrders: readonly Row[]): Row[] {
-  return workOrders
-    .filter((row) => row.worktype === 'PM')
-    .slice(0, WORK_ORDERS_WITH_TASKS)
-    .flatMap((parent) =>
-      TASK_STEPS.map((step, index) => {
-        const taskid = (index + 1) * 10;
-        return {
-          ...parent,
-          wonum: `${String(parent.wonum)}-${taskid}`,
-          description: `${step} - ${String(parent.description)}`.slice(0, 100),
-          parent: parent.wonum,
-          istask: true,
-          woclass: 'ACTIVITY',
-          taskid,
-        };
-      }),
-    );
+  return sitePlans.flatMap((plan) =>
+    workOrders
+      .filter((row) => row.worktype === 'PM' && row.siteid === plan.siteid)
+      .slice(0, WORK_ORDERS_WITH_TASKS_PER_SITE)
+      .flatMap(tasksOf),
+  );
 }
 
 /** One history row per record: the status it has, since its status date. */
-function statusHistory(rows: readonly Row[], key: 'wonum' | 'assetnum'): Row[] {
+function statusHistory(rows: readonly Row[], key: 'wonum' | 'assetnum' | 'ticketid'): Row[] {
   return rows.map((row) => ({
     [key]: row[key],
     siteid: row.siteid,
@@ -1024,6 +977,56 @@ function buildSpecs(dice: Dice, now: Date, assets: readonly AssetRow[]): Row[] {
       changeby: CHANGEBY,
     },
   ]);
+}
+
+/** Per site, an operating area where its project takes place. */
+function projectSites(
+  locations: readonly LocationRow[],
+  areaKinds: ReadonlyMap<string, AreaKind>,
+): Array<{ siteid: string; orgid: string; location: string; locationDescription: string }> {
+  return sitePlans.map((plan) => {
+    const area = locations.find(
+      (row) =>
+        row.siteid === plan.siteid &&
+        row.status === 'OPERATING' &&
+        areaKinds.get(`${row.siteid}/${row.location}`) === 'production',
+    )!;
+    return {
+      siteid: plan.siteid,
+      orgid: ORGID,
+      location: area.location,
+      locationDescription: area.description,
+    };
+  });
+}
+
+/** What a site's service requests are about: its assets in service (at their location) and its areas in service. */
+function requestTargets(
+  siteid: string,
+  locations: readonly LocationRow[],
+  assets: readonly AssetRow[],
+  areaKinds: ReadonlyMap<string, AreaKind>,
+): Array<{ siteid: string; orgid: string; location: string; assetnum: string | null }> {
+  return [
+    ...assets
+      .filter((asset) => asset.siteid === siteid && asset.status === 'OPERATING')
+      .map((asset) => ({ siteid, orgid: ORGID, location: asset.location, assetnum: asset.assetnum })),
+    ...locations
+      .filter(
+        (row) =>
+          row.siteid === siteid && row.status === 'OPERATING' && areaKinds.has(`${siteid}/${row.location}`),
+      )
+      .map((row) => ({ siteid, orgid: ORGID, location: row.location, assetnum: null })),
+  ];
+}
+
+/** Each demo site numbers its own service requests (`TICKETID` per site), after the ones seeded. */
+async function insertTicketAutokeys(db: Kysely<DynamicDatabase>): Promise<void> {
+  for (const plan of sitePlans) {
+    await sql`insert into autokey (autokeyname, orgid, siteid, seed)
+      values ('TICKETID', ${ORGID}, ${plan.siteid}, ${FIRST_TICKETID + REQUESTS_PER_SITE})
+      on conflict do nothing`.execute(db);
+  }
 }
 
 /** Whether the demo organization is there: a restart with EAS_DEMO=1 then skips hashing the demo password. */
@@ -1171,12 +1174,30 @@ export async function seedDemoData(db: Kysely<Database>, options: SeedOptions): 
 
     summary.items = await insert('item', buildItems(dice, now));
     const workOrders = buildWorkOrders(dice, now, locations, [...parents, ...children], areaKinds);
-    summary.workOrders = await insert('workorder', workOrders);
+    // A generator of its own: what was added later leaves the rows drawn before it as they were.
+    const planning = new Dice(options.random ?? mulberry32(SEED + 1));
+    planWorkOrders(planning, workOrders);
     const tasks = buildTasks(workOrders);
-    summary.tasks = await insert('workorder', tasks);
+    const projects = buildProjects(planning, now, ANCHOR, projectSites(locations, areaKinds));
+    const projectTasks = projects.filter((row) => row.istask === true);
+    summary.workOrders =
+      (await insert('workorder', workOrders)) + (await insert('workorder', projects)) - projectTasks.length;
+    summary.tasks = (await insert('workorder', tasks)) + projectTasks.length;
+    const requests = sitePlans.flatMap((plan) =>
+      buildServiceRequests(
+        planning,
+        now,
+        ANCHOR,
+        plan.siteid,
+        requestTargets(plan.siteid, locations, [...parents, ...children], areaKinds),
+      ),
+    );
+    summary.serviceRequests = await insert('ticket', requests);
+    await insertTicketAutokeys(dynamic);
     summary.statusHistory =
-      (await insert('wostatus', statusHistory([...workOrders, ...tasks], 'wonum'))) +
-      (await insert('assetstatus', statusHistory([...parents, ...children], 'assetnum')));
+      (await insert('wostatus', statusHistory([...workOrders, ...projects, ...tasks], 'wonum'))) +
+      (await insert('assetstatus', statusHistory([...parents, ...children], 'assetnum'))) +
+      (await insert('tkstatus', statusHistory(requests, 'ticketid')));
     const metered = parents.slice(0, ASSETS_WITH_METERS);
     summary.assetMeters = await insert('assetmeter', buildMeters(dice, now, metered));
     summary.assetSpecs = await insert('assetspec', buildSpecs(dice, now, metered));

@@ -47,7 +47,12 @@ const STORED_AS: Record<MaxType, readonly string[]> = {
  * Not-null columns the service fills itself though a client need not send them: the API key value is issued by the
  * key service (src/apikeys), and status-history rows are written only by the service, organization included.
  */
-const FILLED_BY_SERVICE = new Set(['apikeytoken.apikey', 'wostatus.orgid', 'assetstatus.orgid']);
+const FILLED_BY_SERVICE = new Set([
+  'apikeytoken.apikey',
+  'wostatus.orgid',
+  'assetstatus.orgid',
+  'tkstatus.orgid',
+]);
 
 /**
  * Columns of object tables that are deliberately not attributes, so no request can filter on or write them: the

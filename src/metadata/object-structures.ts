@@ -57,6 +57,16 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
       },
     ],
   },
+  // Service requests (docs/compatibility.md, "Service requests").
+  {
+    name: 'MXAPISR',
+    aliases: ['MXSR'],
+    description: 'Service requests',
+    root: 'SR',
+    savedQueries: [
+      { name: 'OPEN_SR', title: 'Open service requests', where: 'status in ["NEW","QUEUED","INPROG"]' },
+    ],
+  },
   {
     name: 'MXAPIDOMAIN',
     description: 'Domains with their values',

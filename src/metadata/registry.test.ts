@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { startTestApp } from '../../test/helpers/app.js';
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
 import { packageDomainIds } from '../db/migrations/0013-migration-packages.js';
+import { serviceRequestDomainIds } from '../db/migrations/0017-service-requests.js';
 import { baseObjectStructures } from './object-structures.js';
 import { asset } from './objects/asset.js';
 import { baseObjects } from './objects/index.js';
@@ -52,7 +53,9 @@ test('every domain the base definitions bind is created by the migrations', () =
   );
   assert.ok(bound.length > 5);
   assert.deepEqual(
-    bound.filter((domainId) => !systemDomainIds.includes(domainId) && !packageDomainIds.includes(domainId)),
+    bound.filter(
+      (domainId) => ![...systemDomainIds, ...packageDomainIds, ...serviceRequestDomainIds].includes(domainId),
+    ),
     [],
   );
 });
@@ -104,6 +107,7 @@ test('an unknown domain id fails naming the object and the attribute', () => {
     new MetadataRegistry(withAsset(broken), baseObjectStructures, [
       ...systemDomainIds,
       ...packageDomainIds,
+      ...serviceRequestDomainIds,
       'ASSETTYPES',
     ]),
   );

@@ -1,5 +1,6 @@
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
 import { packageDomainIds } from '../db/migrations/0013-migration-packages.js';
+import { serviceRequestDomainIds } from '../db/migrations/0017-service-requests.js';
 import { baseObjects } from './objects/index.js';
 import { baseObjectStructures } from './object-structures.js';
 import type {
@@ -64,7 +65,7 @@ export class MetadataRegistry {
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
     structures: readonly ObjectStructureDef[] = baseObjectStructures,
-    domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds],
+    domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds, ...serviceRequestDomainIds],
   ) {
     this.domainIds = new Set(domainIds);
     validateMetadata(objects, structures, this.domainIds);

@@ -31,11 +31,14 @@ async function loadFixtures(storage: Storage): Promise<void> {
   await seedDemoData(storage.db, { passwordHash: await hashPassword(DEMO_PASSWORD) });
 }
 
+/** The demo data's code: a change to any of it changes the rows. */
+const DEMO_FILES = ['src/demo/seed.ts', 'src/demo/dice.ts', 'src/demo/planning.ts'];
+
 /** The template is keyed by the migrations and fixture code, so a change to either builds a new one. */
 async function templatePath(): Promise<string> {
   const hash = createHash('sha256');
   hash.update(JSON.stringify(migrations));
-  for (const file of ['src/demo/seed.ts', 'src/auth/bootstrap.ts', 'test/helpers/storage.ts']) {
+  for (const file of [...DEMO_FILES, 'src/auth/bootstrap.ts', 'test/helpers/storage.ts']) {
     hash.update(await readFile(join(root, file)));
   }
   return join(root, '.cache', `pglite-template-${hash.digest('hex').slice(0, 16)}.tar.gz`);

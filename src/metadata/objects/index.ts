@@ -22,8 +22,10 @@ import { organization } from './organization.js';
 import { osauth } from './osauth.js';
 import { person } from './person.js';
 import { site } from './site.js';
+import { sr } from './sr.js';
 import { synonymdomain } from './synonymdomain.js';
 import { tabledomain } from './tabledomain.js';
+import { tkstatus } from './tkstatus.js';
 import { workorder } from './workorder.js';
 import { wostatus } from './wostatus.js';
 
@@ -57,4 +59,6 @@ export const baseObjects: readonly ObjectDef[] = [
   maxattributecfg,
   maxprop,
   maxpropvalue,
+  sr,
+  tkstatus,
 ];

@@ -284,6 +284,12 @@ export const REASONS = {
     text: (value: string) =>
       `The expiration ${value} is not valid: give the minutes until the key expires (a whole number above 0), or -1 for never.`,
   },
+  // BULK with `allornothing: 1` (src/oslc/bulk.ts, docs/compatibility.md "BULK and SYNC").
+  EAS0075E: {
+    status: 400,
+    text: (failed: string) =>
+      `Not written: element ${failed} of this all-or-nothing BULK request failed, so no element was written.`,
+  },
   // Migration packages (src/migration, docs/migration.md).
   EAS0160E: {
     status: 404,
@@ -476,6 +482,7 @@ export const errors = {
     reason('EAS0022E', [stableId], { attrName: 'stableId', attrValue: stableId }),
   unknownSavedQuery: (name: string, objectStructure: string) =>
     reason('EAS0023E', [name, objectStructure], { attrName: 'savedQuery', attrValue: name }),
+  bulkRolledBack: (failed: string) => reason('EAS0075E', [failed], { attrName: 'allornothing' }),
   groupByNotServed: (parameter: string) => reason('EAS0112E', [parameter], { attrName: parameter }),
 
   invalidSite: (site: string, objPath: string) =>

@@ -12,12 +12,15 @@ import { parseSelect, type SelectClause } from './query/index.js';
 import { restIdOf } from './response.js';
 import type { OslcRoutesOptions } from './route-options.js';
 import { resourceBody, sendWritten } from './routes.js';
+import { translateDatabaseError, type ResourceWriter } from './service.js';
+import { inSavepoint } from './transaction-repository.js';
 import { writeOptionsOf } from './write-options.js';
 
 /**
  * `x-method-override: BULK` and `SYNC` on a collection (docs/compatibility.md, "BULK and SYNC"). Every element of a
  * BULK body is one write of its own, in its own transaction, through the same write path as a single request: one
- * element's failure is reported in its place and undoes nothing else.
+ * element's failure is reported in its place and undoes nothing else. With `allornothing: 1` the elements share one
+ * transaction instead, and one failure undoes them all.
  */
 
 type Element = Record<string, unknown>;
@@ -45,13 +48,19 @@ export async function sendBulk(
   if (body.length > MAX_BULK_ELEMENTS) {
     throw errors.badRequest(`A BULK request can carry at most ${MAX_BULK_ELEMENTS} elements.`);
   }
-  if (readFlag(String(request.headers.allornothing ?? '')) === true) {
-    throw errors.badRequest('allornothing is not supported: each BULK element is written on its own.', {
-      attrName: 'allornothing',
-    });
-  }
   const lean = readFlag((request.query as Record<string, string | undefined>).lean) !== false;
   const messagesBase = errorMessagesHref(linksFor(request, options.contextRoot, options.root, false));
+  const failure = (error: unknown): Element => {
+    const maximo = error instanceof MaximoError ? error : errors.internal();
+    if (!(error instanceof MaximoError)) request.log.error({ err: error }, 'BULK element failed');
+    return {
+      _responsedata: errorBody(maximo, { messagesBase, lean }),
+      _responsemeta: { status: String(maximo.status) },
+    };
+  };
+  if (readFlag(String(request.headers.allornothing ?? '')) === true) {
+    return sendJson(reply, 200, await allOrNothing(request, options, structure, body, failure));
+  }
   const results: Element[] = [];
   for (const element of body) {
     try {
@@ -59,15 +68,83 @@ export async function sendBulk(
         await bulkElement(request, options, structure, readElement(request, element, structure, options)),
       );
     } catch (error) {
-      const maximo = error instanceof MaximoError ? error : errors.internal();
-      if (!(error instanceof MaximoError)) request.log.error({ err: error }, 'BULK element failed');
-      results.push({
-        _responsedata: errorBody(maximo, { messagesBase, lean }),
-        _responsemeta: { status: String(maximo.status) },
-      });
+      results.push(failure(error));
     }
   }
   return sendJson(reply, 200, results);
+}
+
+/** Thrown at the end of an all-or-nothing request with a failed element: the transaction rolls back. */
+class ElementFailed extends Error {}
+
+/**
+ * `allornothing: 1` (docs/compatibility.md, "BULK and SYNC"): every element in one transaction, each in a savepoint
+ * of its own so that every element is tried and answers its own outcome. When one fails, nothing is written: the
+ * failed ones answer their error, the others EAS0075E naming the failed ones. When all succeed, they commit
+ * together and answer as they would one by one.
+ */
+async function allOrNothing(
+  request: FastifyRequest,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  body: readonly unknown[],
+  failure: (error: unknown) => Element,
+): Promise<Element[]> {
+  const outcomes: Array<{ write: BulkWrite; uniqueId: number } | { error: unknown }> = [];
+  try {
+    await options.resources.writeWith(
+      request.user!,
+      {},
+      async (writer) => {
+        for (const element of body) {
+          try {
+            const write = readElement(request, element, structure, options);
+            const uniqueId = await inSavepoint(writer.db, () =>
+              writeElement(request, options, structure, write, writer),
+            );
+            outcomes.push({ write, uniqueId });
+          } catch (error) {
+            outcomes.push({ error: translateDatabaseError(error) });
+          }
+        }
+        if (outcomes.some((outcome) => 'error' in outcome)) throw new ElementFailed();
+      },
+      () => ({ structure, uniqueId: 0 }),
+    );
+  } catch (error) {
+    if (!(error instanceof ElementFailed)) throw error;
+    const failed = outcomes.flatMap((outcome, index) => ('error' in outcome ? [index] : []));
+    return outcomes.map((outcome) =>
+      failure('error' in outcome ? outcome.error : errors.bulkRolledBack(failed.join(', '))),
+    );
+  }
+  // Answered once committed: reading the written resources takes a connection of its own.
+  const results: Element[] = [];
+  for (const outcome of outcomes) {
+    if ('error' in outcome) continue;
+    results.push(await answerOf(request, options, structure, outcome.write, outcome.uniqueId));
+  }
+  return results;
+}
+
+/** One element written through `writer`, in its transaction; answers the written record's unique id. */
+async function writeElement(
+  request: FastifyRequest,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  write: BulkWrite,
+  writer: ResourceWriter,
+): Promise<number> {
+  if (!hasRight(request.user!, structure.name, RIGHTS[write.method]))
+    throw errors.notAuthorized(structure.name);
+  const root = structure.root;
+  if (write.method === 'create') {
+    return Number((await writer.insert(root, write.data, {}))[root.object.uniqueId]);
+  }
+  const uniqueId = await options.resources.resolveId(structure, write.id!, writer.db);
+  if (write.method === 'delete') await writer.remove(root, uniqueId);
+  else await writer.update(root, uniqueId, write.data, write.method === 'merge', true);
+  return uniqueId;
 }
 
 /** One element in either form the clients send: flat with `_action` and `href`, or `_data` with `_meta`. */
@@ -172,12 +249,24 @@ async function bulkElement(
   const { resources } = options;
   if (write.method === 'delete') {
     await resources.remove(structure, write.id!, user);
-    return { _responsemeta: { status: '204' } };
+    return answerOf(request, options, structure, write, 0);
   }
   const uniqueId =
     write.method === 'create'
       ? await resources.create(structure, write.data, user)
       : await resources.update(structure, write.id!, write.data, user, { merge: write.method === 'merge' });
+  return answerOf(request, options, structure, write, uniqueId);
+}
+
+/** The answer of a written element: its status, the `Location` of a create, the resource when asked for. */
+async function answerOf(
+  request: FastifyRequest,
+  options: OslcRoutesOptions,
+  structure: ObjectStructure,
+  write: BulkWrite,
+  uniqueId: number,
+): Promise<Element> {
+  if (write.method === 'delete') return { _responsemeta: { status: '204' } };
   const params = readCollectionParams(request.query as Record<string, string>);
   // Without properties only the key is read, for the Location.
   const select = write.properties ?? parsed(parseSelect, structure.root.object.keys[0]!);

@@ -723,7 +723,8 @@ function transactionOf<T>(
   return options.transactionId === undefined ? undefined : { id: options.transactionId, resource };
 }
 
-function translateDatabaseError(error: unknown): unknown {
+/** A database error as the refusal a client gets (a MaximoError), or the error itself when it is none of them. */
+export function translateDatabaseError(error: unknown): unknown {
   if (error instanceof MaximoError) return error;
   const code = (error as { code?: unknown }).code;
   if (code === PG_UNIQUE_VIOLATION) return errors.duplicateKey('the key values sent', '', '');

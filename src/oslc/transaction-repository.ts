@@ -33,3 +33,20 @@ export async function recordTransactionResource(
     db,
   );
 }
+
+/**
+ * Runs `work` inside a savepoint of the transaction `db`: when it fails, what it wrote is undone and the transaction
+ * can go on (PostgreSQL refuses every statement of a transaction after a failed one until it rolls back to a
+ * savepoint). Used by all-or-nothing BULK requests to report each element's own outcome (src/oslc/bulk.ts).
+ */
+export async function inSavepoint<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  await sql`savepoint bulk_element`.execute(db);
+  try {
+    const value = await work();
+    await sql`release savepoint bulk_element`.execute(db);
+    return value;
+  } catch (error) {
+    await sql`rollback to savepoint bulk_element`.execute(db);
+    throw error;
+  }
+}

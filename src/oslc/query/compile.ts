@@ -1,5 +1,6 @@
 import {
   sql,
+  type AliasedExpression,
   type Expression,
   type ExpressionBuilder,
   type InsertQueryBuilder,
@@ -12,6 +13,8 @@ import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { StoredValue } from '../values.js';
 import type { AggregateFunction } from './ast.js';
+import type { GroupFilterOp } from './group-params.js';
+import type { HavingPlan, RangePlan } from './group-plan.js';
 import type { ColumnRef, Filter, GroupPlan, NodePlan, OrderPlan, Predicate, PredicateOp } from './plan.js';
 
 /**
@@ -338,9 +341,45 @@ const AGGREGATE_SQL: {
   max: (column) => sql`max(${column})`,
 };
 
+/** Column alias of the range index of the n-th group attribute (`gbrange`): null for a value in no range. */
+export const rangeAlias = (index: number): string => `__range${index}`;
+
+const HAVING_OPS: Readonly<Record<GroupFilterOp, string>> = {
+  '=': '=',
+  '!=': '<>',
+  '>': '>',
+  '>=': '>=',
+  '<': '<',
+  '<=': '<=',
+};
+
+function rangeCondition(column: Expression<unknown>, range: RangePlan): Expression<SqlBool> {
+  if (range.kind === 'values') return sql<SqlBool>`${column} in (${sql.join(range.values)})`;
+  const low = sql.raw(range.lowInclusive ? '>=' : '>');
+  const high = sql.raw(range.highInclusive ? '<=' : '<');
+  return sql<SqlBool>`(${column} ${low} ${range.low} and ${column} ${high} ${range.high})`;
+}
+
+function havingSql(having: HavingPlan): Expression<SqlBool> {
+  if (having.kind !== 'compare') {
+    return sql<SqlBool>`(${sql.join(having.terms.map(havingSql), sql.raw(having.kind === 'and' ? ' and ' : ' or '))})`;
+  }
+  const target = having.target;
+  const left =
+    'group' in target
+      ? sql.ref(`${NODE_ALIAS}.${target.group.name}`)
+      : AGGREGATE_SQL[target.fn](
+          target.attribute ? sql.ref(`${NODE_ALIAS}.${target.attribute.name}`) : sql`*`,
+        );
+  return sql<SqlBool>`${left} ${sql.raw(HAVING_OPS[having.op])} ${having.value}`;
+}
+
 /**
  * The groups of the filtered collection (`gbcols`): one row per distinct combination of the group attributes with
- * its aggregates, ordered by `gbsortby` and then by the group attributes, so the answer has a fixed order.
+ * its aggregates, ordered by `gbsortby` and then by the group attributes, so the answer has a fixed order. A group
+ * attribute with ranges (`gbrange`) is selected as two columns: the index of the range its value falls in, and the
+ * value when it falls in none; both are grouped by their position in the select list, as the expressions carry
+ * bound values the database would not match with a second copy. `gbfilter` is the HAVING clause.
  */
 export function compileGroupBy(
   db: Db,
@@ -350,13 +389,35 @@ export function compileGroupBy(
 ): MemberQuery {
   let query = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
   query = withFilters(db, query, filters);
-  const groupColumns = group.groups.map((attribute) => sql.ref(`${NODE_ALIAS}.${attribute.name}`));
-  query = query.select(groupColumns.map((column, index) => column.as(groupAlias(index))));
+  const selected: Array<AliasedExpression<unknown, string>> = [];
+  const grouped: Array<Expression<unknown>> = [];
+  group.groups.forEach((attribute, index) => {
+    const column = sql.ref(`${NODE_ALIAS}.${attribute.name}`);
+    const ranges = group.ranges[index];
+    if (!ranges) {
+      selected.push(column.as(groupAlias(index)));
+      grouped.push(column);
+      return;
+    }
+    const conditions = ranges.map((range) => rangeCondition(column, range));
+    const which = sql.join(
+      conditions.map((condition, position) => sql`when ${condition} then ${sql.lit(position)}`),
+      sql` `,
+    );
+    selected.push(
+      sql`case when ${sql.join(conditions, sql` or `)} then null else ${column} end`.as(groupAlias(index)),
+    );
+    grouped.push(sql.lit(selected.length));
+    selected.push(sql`case ${which} end`.as(rangeAlias(index)));
+    grouped.push(sql.lit(selected.length));
+  });
+  query = query.select(selected);
   group.aggregates.forEach((aggregate, index) => {
     const column = aggregate.attribute ? sql.ref(`${NODE_ALIAS}.${aggregate.attribute.name}`) : sql`*`;
     query = query.select(sql`${AGGREGATE_SQL[aggregate.fn](column)}`.as(aggregateAlias(index)));
   });
-  query = query.groupBy(groupColumns);
+  query = query.groupBy(grouped as never);
+  if (group.having) query = query.having(havingSql(group.having));
   for (const term of group.order) {
     const groupIndex = group.groups.findIndex((attribute) => attribute.name === term.jsonName);
     const alias =
@@ -366,6 +427,7 @@ export function compileGroupBy(
     query = query.orderBy(sql.ref(alias), term.direction);
   }
   group.groups.forEach((_, index) => {
+    if (group.ranges[index]) query = query.orderBy(sql.ref(rangeAlias(index)), 'asc');
     query = query.orderBy(sql.ref(groupAlias(index)), 'asc');
   });
   return query;

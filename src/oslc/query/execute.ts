@@ -12,6 +12,7 @@ import {
   compileStablePage,
   aggregateAlias,
   groupAlias,
+  rangeAlias,
   relatedAlias,
   type PageWindow,
 } from './compile.js';
@@ -195,6 +196,8 @@ export async function executeDistinct(
 /** One group of a grouped answer: the group attributes' values and the aggregates, in the plan's order. */
 export interface GroupRecord {
   values: readonly StoredValue[];
+  /** Per group attribute with ranges (`gbrange`), the index of the range the group is, else null. */
+  ranges: readonly (number | null)[];
   aggregates: readonly (number | null)[];
 }
 
@@ -207,6 +210,10 @@ export async function executeGroupBy(
   const rows = await compileGroupBy(db, object, group, filters).execute();
   return rows.map((row) => ({
     values: group.groups.map((_, index) => (row[groupAlias(index)] ?? null) as StoredValue),
+    ranges: group.groups.map((_, index) => {
+      const range = group.ranges[index] ? row[rangeAlias(index)] : null;
+      return range === null || range === undefined ? null : Number(range);
+    }),
     aggregates: group.aggregates.map((_, index) => {
       const value = row[aggregateAlias(index)];
       return value === null || value === undefined ? null : Number(value);

@@ -17,6 +17,8 @@ export {
   executeStablePage,
 } from './execute.js';
 export type { GroupRecord, MemberRecord } from './execute.js';
+export { parseGroupFilter, parseGroupRange } from './group-params.js';
+export type { RangePlan } from './group-plan.js';
 export { parseGroupBy, parseOrderBy, parseSelect, parseWhere } from './parse.js';
 export { pageSizeExceeded, planFilter, planFilters, planQuery, unknownAttribute } from './plan.js';
 export type {

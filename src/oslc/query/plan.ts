@@ -23,6 +23,8 @@ import {
   type WhereLiteral,
   type WhereTerm,
 } from './ast.js';
+import type { GroupFilter, GroupRangeClause } from './group-params.js';
+import { planGroupRanges, planHaving, type HavingPlan, type RangePlan } from './group-plan.js';
 import { parseWhere } from './parse.js';
 import { containsPattern, type SearchRequest } from './search.js';
 import { timelineBounds, type TimelineRequest } from './timeline.js';
@@ -109,6 +111,10 @@ export interface QueryRequest {
   /** `gbcols`: the collection answered as groups, with `gbsortby` ordering them. */
   groupBy?: GroupByClause;
   groupSort?: OrderByClause;
+  /** `gbfilter`: which groups are answered. */
+  groupFilter?: GroupFilter;
+  /** `gbrange`: values or intervals of group attributes that form one group each. */
+  groupRange?: GroupRangeClause;
 }
 
 /** One aggregate of a grouped answer; `attribute` is absent for `count.*`. */
@@ -125,6 +131,10 @@ export interface GroupPlan {
   aggregates: readonly AggregatePlan[];
   /** By answer key: a group attribute's name or an aggregate's `jsonName`. */
   order: ReadonlyArray<{ jsonName: string; direction: 'asc' | 'desc' }>;
+  /** `gbrange`: per group attribute (same order as `groups`), its ranges, or undefined. */
+  ranges: ReadonlyArray<readonly RangePlan[] | undefined>;
+  /** `gbfilter`. */
+  having?: HavingPlan;
 }
 
 export interface QueryPlan {
@@ -173,7 +183,7 @@ export function planQuery(
     filter: planFilter(metadata, rootObject, request.where, request.anyTerm ?? false),
     extraFilters,
     order: planOrder(rootObject, request.orderBy),
-    ...(request.groupBy && { groupBy: planGroupBy(rootObject, request.groupBy, request.groupSort) }),
+    ...(request.groupBy && { groupBy: planGroupBy(rootObject, request) }),
   };
 }
 
@@ -181,7 +191,9 @@ export function planQuery(
  * `gbcols` and `gbsortby` (docs/compatibility.md, "Group-by"): group attributes of the root object (at least one),
  * aggregates over numeric attributes, and a sort by answer keys.
  */
-function planGroupBy(object: ObjectMeta, clause: GroupByClause, sort: OrderByClause | undefined): GroupPlan {
+function planGroupBy(object: ObjectMeta, request: QueryRequest): GroupPlan {
+  const clause: GroupByClause = request.groupBy!;
+  const sort = request.groupSort;
   const groups: AttributeDef[] = [];
   const aggregates: AggregatePlan[] = [];
   for (const column of clause.columns) {
@@ -224,7 +236,14 @@ function planGroupBy(object: ObjectMeta, clause: GroupByClause, sort: OrderByCla
     }
     return { jsonName: term.name, direction: term.direction };
   });
-  return { groups, aggregates, order };
+  const ranges = planGroupRanges(object, groups, request.groupRange);
+  return {
+    groups,
+    aggregates,
+    order,
+    ranges,
+    ...(request.groupFilter && { having: planHaving(object, groups, ranges, request.groupFilter) }),
+  };
 }
 
 function readable(object: ObjectMeta, name: string): AttributeDef {

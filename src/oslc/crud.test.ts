@@ -323,6 +323,21 @@ const cases: readonly CrudCase[] = [
     }),
   },
   {
+    structure: 'MXAPISR',
+    table: 'ticket',
+    uniqueId: 'ticketuid',
+    key: (suffix) => ['ticketid', `CRUDSR${suffix}`],
+    body: (facts, suffix) => ({
+      ticketid: `CRUDSR${suffix}`,
+      siteid: facts.site,
+      description: 'Crud test request',
+      reportedby: 'WILSON',
+      location: facts.location,
+    }),
+    update: { description: 'Crud test request, updated', affectedperson: 'SMITH' },
+    updated: ['description', 'Crud test request, updated'],
+  },
+  {
     structure: 'MASPERUSER',
     table: 'person',
     uniqueId: 'personuid',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
-import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import type { DynamicDatabase } from '../db/schema.js';
 
 /**

@@ -38,6 +38,7 @@ import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js'
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
+import { ParameterNames } from './http/parameter-names.js';
 import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { echoRequestId, lazyRequestLoggers, requestIdOf } from './http/request-id.js';
@@ -115,6 +116,8 @@ export async function buildApp(
 ): Promise<BuiltApp> {
   const requestsLogged = logsRequests(config.logLevel);
   const LazyRequestLogger = lazyRequestLoggers(config.logLevel);
+  // Query parameter names in any case (docs/compatibility.md, "Query parameter names"), with the routes' own.
+  const parameterNames = new ParameterNames();
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -154,7 +157,7 @@ export async function buildApp(
       caseSensitive: true,
       ignoreTrailingSlash: true,
       maxParamLength: MAX_PATH_PARAMETER,
-      querystringParser: createQueryStringParser(),
+      querystringParser: createQueryStringParser(parameterNames),
     },
     // Failures the router raises before any route runs (a malformed %-escape) bypass the error handler.
     frameworkErrors: (error, request, reply) => {
@@ -185,6 +188,7 @@ export async function buildApp(
   const routes: RouteSummary[] = [];
   const services: AppServices = { ...graph, routes };
   app.addHook('onRoute', (route) => {
+    parameterNames.addSchema(route.schema?.querystring);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       // Read when asked: a module may declare the access of routes a package registers (src/openapi/routes.ts)

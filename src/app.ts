@@ -38,6 +38,7 @@ import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js'
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
+import { CorsRules, corsHook, corsRoutes } from './http/cors.js';
 import { ParameterNames } from './http/parameter-names.js';
 import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
@@ -213,6 +214,9 @@ export async function buildApp(
       ? [basicStrategy(logins), maxauthStrategy(logins)]
       : [maxauthStrategy(logins), basicStrategy(logins)];
   const keyStrategy = apiKeyStrategy(apiKeys);
+  // Before the access hook: a refusal carries the CORS headers too (docs/operations.md, "Cross-origin requests").
+  const corsRules = new CorsRules((name) => properties.get(name));
+  app.addHook('onRequest', corsHook(corsRules));
   const notFoundAccess = registerAccessHook(
     app,
     {
@@ -293,6 +297,7 @@ export async function buildApp(
     });
   }
   await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
+  await app.register(corsRoutes, { contextRoot: config.contextRoot, rules: corsRules });
   // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
   if (config.metrics.port === undefined) {
     await app.register(metricsRoutes, { contextRoot: config.contextRoot, metrics: graph.metrics });

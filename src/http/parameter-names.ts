@@ -53,8 +53,8 @@ const CHILD_WHERE = '.where';
 const CHILD_ORDER_BY = '.orderBy';
 
 export class ParameterNames {
-  /** Every spelling seen so far, by itself; the known names by their lower-case form. */
-  private readonly byLowerName = new Map<string, string>();
+  /** The known names by their own spelling and by their lower-case form. */
+  private readonly spellings = new Map<string, string>();
 
   constructor(names: readonly string[] = FREE_FORM_PARAMETERS) {
     for (const name of names) this.add(name);
@@ -63,7 +63,9 @@ export class ParameterNames {
   add(name: string): void {
     if (CASE_SENSITIVE.has(name)) return;
     const lower = name.toLowerCase();
-    if (!this.byLowerName.has(lower)) this.byLowerName.set(lower, name);
+    if (this.spellings.has(lower)) return;
+    this.spellings.set(lower, name);
+    this.spellings.set(name, name);
   }
 
   /** The names of a route's query-string schema (a TypeBox object), when it names any. */
@@ -75,8 +77,11 @@ export class ParameterNames {
 
   /** The spelling the service reads; a name it does not know stays as sent. */
   spelled(name: string): string {
+    // Most clients spell names as the service does: one lookup, no lower-casing.
+    const exact = this.spellings.get(name);
+    if (exact !== undefined) return exact;
     const lower = name.toLowerCase();
-    const known = this.byLowerName.get(lower);
+    const known = this.spellings.get(lower);
     if (known !== undefined) return known;
     if (lower.endsWith(CHILD_WHERE)) return `${name.slice(0, -CHILD_WHERE.length)}${CHILD_WHERE}`;
     if (lower.endsWith('.orderby')) return `${name.slice(0, -CHILD_ORDER_BY.length)}${CHILD_ORDER_BY}`;

@@ -115,3 +115,31 @@ describe('cross-origin requests (CORS)', () => {
     assert.deepEqual(corsHeaders(await preflight(APP_ORIGIN)), {});
   });
 });
+
+describe('cross-origin requests on a key-only /api', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ EAS_API_KEY_ONLY: '1' });
+  });
+  after(() => t.close());
+
+  test('the preflight needs no key; the call without one is refused with the CORS headers', async () => {
+    const set = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/service/system?action=wsmethod:setProperty',
+      headers: { ...maxauth('MAXADMIN'), 'content-type': 'application/json' },
+      payload: { propName: 'mxe.oslc.aclalloworigin', propValue: APP_ORIGIN },
+    });
+    assert.equal(set.statusCode, 200, set.body);
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/maximo/api/os/mxapiasset',
+      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'GET' },
+    });
+    assert.equal(preflight.statusCode, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], APP_ORIGIN);
+    const refused = await t.app.inject({ url: '/maximo/api/os/mxapiasset', headers: { origin: APP_ORIGIN } });
+    assert.equal(refused.statusCode, 401);
+    assert.equal(refused.headers['access-control-allow-origin'], APP_ORIGIN);
+  });
+});

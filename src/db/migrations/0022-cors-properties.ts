@@ -4,7 +4,7 @@ import type { Migration } from './index.js';
  * The system properties of cross-origin requests (docs/operations.md, "Cross-origin requests"), named as the
  * deployed systems name theirs. None has a default: no origin is allowed until an administrator names one.
  * Global only: a browser application reaches whichever process the load balancer picks, so every process must
- * answer it alike.
+ * answer it alike. A property already registered is left as it is (the migration may run again over it).
  */
 const CORS_PROPERTIES: ReadonlyArray<readonly [name: string, description: string]> = [
   [
@@ -35,6 +35,7 @@ export const corsProperties: Migration = {
      ${CORS_PROPERTIES.map(
        ([name, description]) =>
          `(${literal(name)}, ${literal(description)}, 'ALN', null, true, true, true, false, true, 'MAXADMIN', now())`,
-     ).join(',\n     ')}`,
+     ).join(',\n     ')}
+     on conflict (propname) do nothing`,
   ],
 };

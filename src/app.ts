@@ -38,6 +38,8 @@ import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js'
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
+import { CorsRules, corsHook, corsRoutes } from './http/cors.js';
+import { ParameterNames } from './http/parameter-names.js';
 import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { echoRequestId, lazyRequestLoggers, requestIdOf } from './http/request-id.js';
@@ -115,6 +117,8 @@ export async function buildApp(
 ): Promise<BuiltApp> {
   const requestsLogged = logsRequests(config.logLevel);
   const LazyRequestLogger = lazyRequestLoggers(config.logLevel);
+  // Query parameter names in any case (docs/compatibility.md, "Query parameter names"), with the routes' own.
+  const parameterNames = new ParameterNames();
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -154,7 +158,7 @@ export async function buildApp(
       caseSensitive: true,
       ignoreTrailingSlash: true,
       maxParamLength: MAX_PATH_PARAMETER,
-      querystringParser: createQueryStringParser(),
+      querystringParser: createQueryStringParser(parameterNames),
     },
     // Failures the router raises before any route runs (a malformed %-escape) bypass the error handler.
     frameworkErrors: (error, request, reply) => {
@@ -185,6 +189,7 @@ export async function buildApp(
   const routes: RouteSummary[] = [];
   const services: AppServices = { ...graph, routes };
   app.addHook('onRoute', (route) => {
+    parameterNames.addSchema(route.schema?.querystring);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       // Read when asked: a module may declare the access of routes a package registers (src/openapi/routes.ts)
@@ -209,6 +214,9 @@ export async function buildApp(
       ? [basicStrategy(logins), maxauthStrategy(logins)]
       : [maxauthStrategy(logins), basicStrategy(logins)];
   const keyStrategy = apiKeyStrategy(apiKeys);
+  // Before the access hook: a refusal carries the CORS headers too (docs/operations.md, "Cross-origin requests").
+  const corsRules = new CorsRules((name) => properties.get(name));
+  app.addHook('onRequest', corsHook(corsRules));
   const notFoundAccess = registerAccessHook(
     app,
     {
@@ -289,6 +297,7 @@ export async function buildApp(
     });
   }
   await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
+  await app.register(corsRoutes, { contextRoot: config.contextRoot, rules: corsRules });
   // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
   if (config.metrics.port === undefined) {
     await app.register(metricsRoutes, { contextRoot: config.contextRoot, metrics: graph.metrics });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ParameterNames } from './parameter-names.js';
 import { createQueryStringParser, parseQueryString, readFlag } from './query-string.js';
 
 describe('parseQueryString', () => {
@@ -30,6 +31,35 @@ describe('parseQueryString', () => {
       { ...parseQueryString('savedQuery=A&bad=%E0%A4%A&x=%zz&ok=1') },
       { savedQuery: 'A', ok: '1' },
     );
+  });
+
+  it('spells known names as the service reads them, in any case; savedQuery and unknown names stay as sent', () => {
+    assert.deepEqual(
+      {
+        ...parseQueryString(
+          'addSchema=1&OSLC.WHERE=a&oslc.orderby=b&Lean=0&savedquery=Q&MyParam=x&assetmeter.WHERE=c&wplabor.ORDERBY=d',
+        ),
+      },
+      {
+        addschema: '1',
+        'oslc.where': 'a',
+        'oslc.orderBy': 'b',
+        lean: '0',
+        savedquery: 'Q',
+        MyParam: 'x',
+        'assetmeter.where': 'c',
+        'wplabor.orderBy': 'd',
+      },
+    );
+    // Two spellings of one parameter are a repeated parameter: the first wins.
+    assert.deepEqual({ ...parseQueryString('ADDSCHEMA=1&addschema=0') }, { addschema: '1' });
+  });
+
+  it('spells the names of route schemas an application adds', () => {
+    const names = new ParameterNames();
+    names.addSchema({ type: 'object', properties: { propName: {}, savedQuery: {} } });
+    const parse = createQueryStringParser(names);
+    assert.deepEqual({ ...parse('PROPNAME=a&savedquery=b') }, { propName: 'a', savedquery: 'b' });
   });
 
   it('reads flags as 1/true and 0/false in any case, anything else as absent', () => {

@@ -1,8 +1,13 @@
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { Access } from '../auth/types.js';
-import type { MetadataRegistry } from '../metadata/registry.js';
+import { errors } from '../errors.js';
+import { readFlag } from '../http/query-string.js';
+import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import { withObjectStructures } from './document.js';
+import { documentView, type DocumentView } from './views.js';
 
 export interface OpenApiRoutesOptions {
   contextRoot: string;
@@ -16,7 +21,43 @@ export const SWAGGER_UI_PATH = '/oslc/oas/ui';
  * Addresses of the document: the ones deployed systems answer and clients fetch (`/oslc/oas/api.json`,
  * `/oslc/oas/api`, and the same under `/api`), relative to the context root.
  */
-export const DOCUMENT_PATHS = ['/oslc/oas/api.json', '/oslc/oas/api', '/api/oas/api.json', '/api/oas/api'];
+export const DOCUMENT_PATHS = [
+  '/oslc/oas/api.json',
+  '/oslc/oas/api',
+  '/api/oas/api.json',
+  '/api/oas/api',
+  '/oslc/oas',
+  '/api/oas',
+];
+
+/** Addresses of one object structure's document, `:os` its name or alias in any case. */
+export const STRUCTURE_DOCUMENT_PATHS = ['/oslc/oas/:os', '/api/oas/:os'];
+
+/** The options of the deployed systems' document (docs/operations.md, "OpenAPI"), on every address. */
+const DocumentQuery = Type.Object({
+  lean: Type.Optional(
+    Type.String({
+      description: '`0`: namespaced property names (`spi:`) in the resource schemas. Default 1.',
+    }),
+  ),
+  os: Type.Optional(
+    Type.String({ description: 'Comma-separated object structures: only their paths and schemas.' }),
+  ),
+  includeaction: Type.Optional(
+    Type.String({
+      description: '`1`: the actions (`action=`) as a parameter of the operations taking them.',
+    }),
+  ),
+  includeactions: Type.Optional(Type.String({ description: 'Same as `includeaction`.' })),
+  module: Type.Optional(
+    Type.String({ description: 'Accepted and not applied: structures have no module here.' }),
+  ),
+  addinternal: Type.Optional(Type.String({ description: 'Accepted and not applied.' })),
+  primary: Type.Optional(Type.String({ description: 'Accepted and not applied.' })),
+});
+type DocumentQuery = Static<typeof DocumentQuery>;
+
+const StructureParams = Type.Object({ os: Type.String({ description: 'Object structure, in any case.' }) });
 
 /** Addresses of the UI on deployed systems; they lead to Swagger UI. */
 const UI_ALIASES = ['/oslc/oas/api.html', '/oas3/api.html'];
@@ -38,10 +79,34 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
     return built.document;
   };
   const currentDocument = () => documentOf(app.swagger() as unknown as Record<string, unknown>);
+  const views = new BoundedCache<string, Record<string, unknown>>(VIEWS_KEPT);
+  const viewOf = (view: DocumentView): Record<string, unknown> => {
+    const document = currentDocument();
+    const structures = view.structures?.map((structure) => structure.name).join(',');
+    const key = JSON.stringify([metadata.version, view.lean, view.includeActions, structures]);
+    return views.getOrCompute(key, () => documentView(document, view));
+  };
 
   for (const path of DOCUMENT_PATHS) {
-    app.get(`${contextRoot}${path}`, { config: { access: LOGGED_IN } }, async (_request, reply) =>
-      reply.type('application/json; charset=utf-8').send(currentDocument()),
+    app.get(
+      `${contextRoot}${path}`,
+      { schema: { querystring: DocumentQuery }, config: { access: LOGGED_IN } },
+      async (request, reply) =>
+        reply.type('application/json; charset=utf-8').send(viewOf(viewAsked(request, metadata))),
+    );
+  }
+  for (const path of STRUCTURE_DOCUMENT_PATHS) {
+    app.get(
+      `${contextRoot}${path}`,
+      {
+        schema: { params: StructureParams, querystring: DocumentQuery },
+        config: { access: LOGGED_IN },
+      },
+      async (request, reply) => {
+        const { os } = request.params as Static<typeof StructureParams>;
+        const view = { ...viewAsked(request, metadata), structures: [structureNamed(metadata, os)] };
+        return reply.type('application/json; charset=utf-8').send(viewOf(view));
+      },
     );
   }
   for (const alias of UI_ALIASES) {
@@ -65,4 +130,29 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
       uiConfig: { deepLinking: true, docExpansion: 'none', defaultModelsExpandDepth: 0 },
     });
   });
+}
+
+/** Forms kept built: clients ask for a few, again and again. */
+const VIEWS_KEPT = 32;
+
+/** The form a query asks for: lean unless `lean=0`, the structures of `os`, the actions with `includeaction=1`. */
+function viewAsked(request: FastifyRequest, metadata: MetadataRegistry): DocumentView {
+  const query = request.query as DocumentQuery;
+  const names = (query.os ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  return {
+    lean: readFlag(query.lean) !== false,
+    includeActions: readFlag(query.includeaction ?? query.includeactions) === true,
+    ...(names.length > 0 && {
+      structures: [...new Set(names.map((name) => structureNamed(metadata, name)))],
+    }),
+  };
+}
+
+function structureNamed(metadata: MetadataRegistry, name: string): ObjectStructure {
+  const structure = metadata.findObjectStructure(name);
+  if (!structure) throw errors.unknownObjectStructure(name);
+  return structure;
 }

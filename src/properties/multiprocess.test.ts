@@ -103,6 +103,24 @@ if (url) {
       assert.equal(await pageStatus(second, 7), 200);
     });
 
+    test('the CORS properties set through one process apply on the other without a restart', async () => {
+      const origin = 'https://apps.example.com';
+      const preflightOrigin = async (server: ServerProcess) => {
+        const response = await fetch(`${server.base}/oslc/os/mxapiasset`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'PUT' },
+        });
+        await response.arrayBuffer();
+        assert.equal(response.status, 204);
+        return response.headers.get('access-control-allow-origin');
+      };
+      assert.equal(await preflightOrigin(second), null, 'nothing allowed by default');
+      await setProperty(first, 'mxe.oslc.aclalloworigin', origin);
+      await setProperty(first, 'mxe.oslc.aclallowmethods', 'GET,PUT');
+      await within(LIVE_REFRESH_DEADLINE_MS, async () => (await preflightOrigin(second)) === origin);
+      assert.equal(await preflightOrigin(first), origin);
+    });
+
     test('a property without live refresh keeps its value on the other process until it restarts', async () => {
       const name = 'mxe.adminmode.stopstartclusters';
       assert.equal(await getProperty(second, name), '1');

@@ -162,7 +162,7 @@ describe('system properties service', () => {
       propName: 'mxe.oslc.idleexiry',
       serverName: 'COMMON',
       propValue: '600',
-      oldValue: null,
+      oldValue: '300',
       liveRefresh: true,
       restartRequired: false,
     });
@@ -173,6 +173,33 @@ describe('system properties service', () => {
     assert.equal(second.propValue, '900', 'integers are stored in their plain form');
     assert.equal(second.oldValue, '600');
     assert.equal(await valueOf('mxe.oslc.idleexiry'), '900');
+  });
+
+  test('oldValue is the value that applied before: the default, then COMMON for a server without its own', async () => {
+    const first = await set('mxe.oslc.maxpagesize', '500');
+    assert.equal(first.oldValue, '1000', 'the default, as docs/properties.md shows');
+    const server = await set('mxe.oslc.maxpagesize', '400', 'SERVER9');
+    assert.equal(server.oldValue, '500', "COMMON's value, which the server had");
+    assert.equal((await set('mxe.oslc.maxpagesize', '300', 'SERVER9')).oldValue, '400');
+    await set('mxe.oslc.maxpagesize', '1000');
+  });
+
+  test('setProperty reads a body without a content type as JSON, as apitoken/create does', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `${SYSTEM}?action=wsmethod:setProperty`,
+      headers: maxauth('MAXADMIN'),
+      body: JSON.stringify({ propName: 'mxe.oslc.idleexiry', propValue: '450' }),
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(json(response).propValue, '450');
+    const typed = await t.app.inject({
+      method: 'POST',
+      url: `${SYSTEM}?action=wsmethod:setProperty`,
+      headers: { ...maxauth('MAXADMIN'), 'content-type': 'text/csv' },
+      body: 'propName,propValue',
+    });
+    assertError(typed, 415, 'EAS0006E');
   });
 
   test('every set leaves a history row: who, when, old, new, server', async () => {

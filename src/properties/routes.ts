@@ -4,6 +4,7 @@ import { Value } from 'typebox/value';
 import type { UserProfile } from '../auth/types.js';
 import { errors } from '../errors.js';
 import { sendJson } from '../http/reply.js';
+import { registerWriteBodyParsers } from '../oslc/bodies.js';
 import { SetPropertyBody, SystemServiceQuery } from './schemas.js';
 import type { PropertyService } from './service.js';
 
@@ -55,6 +56,9 @@ for (const { spelled, method, admin } of METHODS) {
 export async function propertyRoutes(app: FastifyInstance, options: PropertyRoutesOptions): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const { properties } = options;
+  // A setProperty body without a content type is JSON, as on every other write (docs/compatibility.md,
+  // "Content types").
+  registerWriteBodyParsers(app);
 
   routes.get(
     SYSTEM_SERVICE_PATH,

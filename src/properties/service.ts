@@ -265,19 +265,19 @@ export class PropertyService {
     }
     if (!definition) throw errors.unknownProperty(input.propName);
     const previous = await findValue(transaction, name, serverName);
-    const oldValue = previous ? (this.clearValue(previous) ?? null) : null;
+    const storedBefore = previous ? (this.clearValue(previous) ?? null) : null;
     const result = {
       propName: name,
       serverName,
-      oldValue,
+      oldValue: previous ? storedBefore : await this.inheritedValue(transaction, definition, serverName),
       liveRefresh: definition.liverefresh,
       restartRequired: !definition.liverefresh,
     };
     // Checked before the rules: a value already stored is no change, even of a property not changeable online.
-    if (unchangedLeft && previous && oldValue === value)
+    if (unchangedLeft && previous && storedBefore === value)
       return { ...result, propValue: value, changed: false };
     const stored = validate(definition, serverName, value, domains);
-    if (unchangedLeft && previous && oldValue === stored)
+    if (unchangedLeft && previous && storedBefore === stored)
       return { ...result, propValue: stored, changed: false };
     const sealed = definition.encrypted ? this.seal(definition.propname, stored) : stored;
     await saveValue(transaction, {
@@ -298,6 +298,22 @@ export class PropertyService {
     });
     await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
     return { ...result, propValue: stored, changed: true };
+  }
+
+  /**
+   * The value a server name had before its first own value: COMMON's for a server (unless the property is
+   * instance-only), else the default (docs/properties.md, `oldValue`).
+   */
+  private async inheritedValue(
+    transaction: Kysely<Database>,
+    definition: DefinitionRow,
+    serverName: string,
+  ): Promise<string | null> {
+    if (serverName !== COMMON && !definition.instanceonly) {
+      const common = await findValue(transaction, definition.propname, COMMON);
+      if (common) return this.clearValue(common) ?? null;
+    }
+    return definition.maximodefault;
   }
 
   /** After a commit of sets: this process applies them, and the other listeners of this process hear them. */

@@ -54,16 +54,27 @@ function words(text: string): string[] {
     .filter((word) => word !== '');
 }
 
-/** `searchAttributes=assetnum, Description` → `['assetnum', 'description']`; empty gives none. */
+/**
+ * `searchAttributes=assetnum, Description` → `['assetnum', 'description']`; empty gives none. Names may be quoted
+ * and the list may end with a comma, as IBM's Python client sends it (`"description",`; docs/compatibility.md).
+ */
 export function parseSearchAttributes(text: string): string[] {
   return [
     ...new Set(
       text
         .split(',')
-        .map((name) => withoutPrefix(name.trim().toLowerCase()))
+        .map((name) => withoutPrefix(unquoted(name.trim()).toLowerCase()))
         .filter((name) => name !== ''),
     ),
   ];
+}
+
+const QUOTED = /^(["'])(.*)\1$/;
+
+/** `"description"` or `'description'` → `description`. */
+function unquoted(name: string): string {
+  const match = QUOTED.exec(name);
+  return match ? match[2]!.trim() : name;
 }
 
 /** `spi:description` → `description` (docs/compatibility.md, "Queries"). */

@@ -27,6 +27,7 @@ export function renderShell(model: ConsoleModel): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="eas-console" content="${escapeAttribute(JSON.stringify(model))}">
 <title>Console - Enterprise Asset Service</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${escapeAttribute(`${assets}/app.css`)}">
 <script type="module" src="${escapeAttribute(`${assets}/app.js`)}"></script>
 </head><body><div id="app"><noscript>The console needs JavaScript.</noscript></div></body></html>`;

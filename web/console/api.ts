@@ -70,7 +70,7 @@ export class Api {
   /** The members of an object structure's collection, lean, with hrefs relative to the context root. */
   async members(structure: string, query: string): Promise<Json[]> {
     const answer = await this.call<{ member?: Json[] }>(
-      `/oslc/os/${structure}?lean=1&relativeuri=1&oslc.pageSize=1000&${query}`,
+      `/oslc/os/${structure}?lean=1&relativeuri=1&${query}`,
     );
     return answer.member ?? [];
   }

@@ -122,8 +122,12 @@ if (installed) {
 
     test('creates an API key, shown once with a copy button, and calls the API with it', async () => {
       await navigate('API keys', 'apikeys');
+      // With the keyboard: the expiry list, then the button after it.
       await page.getByLabel('Expires').selectOption({ label: 'In 30 days' });
-      await page.getByRole('button', { name: 'Create API key' }).click();
+      await page.getByLabel('Expires').focus();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Create API key');
+      await page.keyboard.press('Enter');
       const field = page.getByLabel('Your new API key (shown only now)');
       await field.waitFor();
       apikey = await field.inputValue();

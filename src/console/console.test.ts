@@ -1,10 +1,27 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { SAML_ENV } from '../../test/helpers/saml-idp.js';
 import { CONSOLE_PAGES } from './routes.js';
 
 const PAGE = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
 const API = { accept: 'application/json' };
+
+interface ShellModel {
+  user: { userid: string; isAdmin: boolean } | null;
+  csrfToken: string | null;
+  base: string;
+  signIn: string;
+  providers: Array<{ name: string; loginPath: string }>;
+}
+
+/** The model the shell hands the page (`<meta name="eas-console">`). */
+function modelOf(body: string): ShellModel {
+  const attribute = /name="eas-console" content="([^"]*)"/.exec(body)![1]!;
+  return JSON.parse(
+    attribute.replace(/&#(\d+);/g, (_match, code: string) => String.fromCharCode(Number(code))),
+  );
+}
 
 /** The session cookie and CSRF token of a FORM login with `csrf=1`, as the console signs in. */
 async function formLogin(
@@ -58,12 +75,7 @@ describe('the console, served', () => {
   });
 
   test('the shell names the signed-in user and the session token; without a session it names none', async () => {
-    const model = (body: string) =>
-      JSON.parse(
-        /name="eas-console" content="([^"]*)"/
-          .exec(body)![1]!
-          .replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code))),
-      ) as { user: { userid: string; isAdmin: boolean } | null; csrfToken: string | null; base: string };
+    const model = modelOf;
     const anonymous = model((await t.app.inject({ url: '/maximo/console/', headers: PAGE })).body);
     assert.equal(anonymous.user, null);
     assert.equal(anonymous.csrfToken, null);
@@ -164,5 +176,24 @@ describe('sessions and server processes, for the console', () => {
       const refused = await t.app.inject({ url, headers: maxauth('WILSON') });
       assert.equal(json(refused).Error?.reasonCode, 'BMXAA0024E', url);
     }
+  });
+});
+
+describe('the console in a federated mode', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(SAML_ENV);
+  });
+  after(() => t.close());
+
+  test('the sign-in offers the identity provider instead of the FORM login', async () => {
+    const shell = await t.app.inject({ url: '/maximo/console/signin', headers: PAGE });
+    assert.equal(shell.statusCode, 200);
+    const model = modelOf(shell.body);
+    assert.equal(model.signIn, 'federated');
+    assert.deepEqual(
+      model.providers.map((provider) => provider.loginPath),
+      ['/saml/login'],
+    );
   });
 });

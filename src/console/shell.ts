@@ -8,7 +8,7 @@ export interface ConsoleModel {
   providers: Array<{ name: string; loginPath: string; logoutPath: string }>;
   /** The signed-in user, when the request came with a live session. */
   user: { userid: string; displayname: string | null; isAdmin: boolean } | null;
-  /** The session's CSRF token: the console sends it with every write (docs/console.md, "Session and CSRF"). */
+  /** The session's CSRF token: the console sends it with every write (docs/console.md, "Sign-in, session and CSRF"). */
   csrfToken: string | null;
 }
 

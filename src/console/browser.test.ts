@@ -123,8 +123,8 @@ if (installed) {
     test('creates an API key, shown once with a copy button, and calls the API with it', async () => {
       await navigate('API keys', 'apikeys');
       // With the keyboard: the expiry list, then the button after it.
-      await page.getByLabel('Expires').selectOption({ label: 'In 30 days' });
-      await page.getByLabel('Expires').focus();
+      await page.getByLabel('Expires', { exact: true }).selectOption({ label: 'In 30 days' });
+      await page.getByLabel('Expires', { exact: true }).focus();
       await page.keyboard.press('Tab');
       assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Create API key');
       await page.keyboard.press('Enter');
@@ -132,7 +132,16 @@ if (installed) {
       await field.waitFor();
       apikey = await field.inputValue();
       assert.match(apikey, /^\S{32,}$/);
-      await page.getByRole('button', { name: 'Copy' }).waitFor();
+      await page.getByRole('button', { name: 'Copy your key' }).waitFor();
+
+      // An administrator's key for another user, through MXAPIAPIKEY.
+      await page.getByLabel('User', { exact: true }).fill('smith');
+      await page.getByRole('button', { name: 'Create key for user' }).click();
+      const smithKey = await page.getByLabel('The new API key of SMITH (shown only now)').inputValue();
+      await page.getByRole('button', { name: 'Copy the key of SMITH' }).waitFor();
+      const smith = await fetch(`${base}/api/whoami?lean=1`, { headers: { apikey: smithKey } });
+      assert.equal(((await smith.json()) as Json).userid, 'SMITH');
+      await page.getByRole('button', { name: 'Revoke the key of SMITH' }).waitFor();
       const whoami = await call('/api/whoami?lean=1');
       assert.deepEqual([whoami.status, whoami.body.userid], [200, 'MAXADMIN']);
       await page.getByRole('button', { name: 'Revoke the key of MAXADMIN' }).waitFor();

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { ErrorMessage, formatDate, Page, Status, useAction, useLoad, type PageProps } from './common.js';
 
@@ -15,9 +15,21 @@ function expiryOf(key: KeyRecord): string {
   return formatDate(new Date(Date.parse(key.creationdate) + key.expiration * 60_000).toISOString());
 }
 
+/** The expiries offered, in minutes as the API takes them (-1: never). */
+function ExpiryOptions() {
+  return (
+    <>
+      <option value="-1">Never</option>
+      <option value="1440">In 1 day</option>
+      <option value="43200">In 30 days</option>
+      <option value="129600">In 90 days</option>
+    </>
+  );
+}
+
 /**
  * Keys: the user's own (created through `/apitoken/create`, shown once; revoked through `/apitoken/revoke`), and
- * for administrators every user's key (MXAPIAPIKEY), each revocable.
+ * for administrators every user's key (MXAPIAPIKEY): created for a user, listed, revoked.
  */
 export function ApiKeys({ api, model }: PageProps) {
   const isAdmin = model.user?.isAdmin === true;
@@ -32,15 +44,47 @@ export function ApiKeys({ api, model }: PageProps) {
   return (
     <Page title="API keys">
       <OwnKey api={api} onChange={() => void list.reload()} />
+      {isAdmin && <KeyForUser api={api} onChange={() => void list.reload()} />}
       {isAdmin && <KeyList api={api} keys={list.data} error={list.error} reload={list.reload} />}
     </Page>
+  );
+}
+
+/** A key just created: shown once, selected, with a Copy button. */
+function NewKey({
+  id,
+  label,
+  copyLabel,
+  value,
+}: {
+  id: string;
+  label: string;
+  copyLabel: string;
+  value: string;
+}) {
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    field.current?.focus();
+    field.current?.select();
+  }, [value]);
+  const copy = async () => {
+    field.current?.select();
+    await navigator.clipboard?.writeText(value).catch(() => undefined);
+  };
+  return (
+    <div class="new-key">
+      <label for={id}>{label}</label>
+      <input id={id} ref={field} readOnly value={value} autocomplete="off" spellcheck={false} />
+      <button type="button" onClick={() => void copy()} aria-label={copyLabel}>
+        Copy
+      </button>
+    </div>
   );
 }
 
 function OwnKey({ api, onChange }: { api: Api; onChange: () => void }) {
   const [expiration, setExpiration] = useState('-1');
   const [created, setCreated] = useState<string | undefined>(undefined);
-  const field = useRef<HTMLInputElement>(null);
   const action = useAction();
   const create = (event: Event) => {
     event.preventDefault();
@@ -51,7 +95,6 @@ function OwnKey({ api, onChange }: { api: Api; onChange: () => void }) {
       });
       setCreated(answer.apikey);
       onChange();
-      setTimeout(() => field.current?.select(), 0);
       return 'A new API key was created. Copy it now: it is not shown again.';
     });
   };
@@ -62,11 +105,6 @@ function OwnKey({ api, onChange }: { api: Api; onChange: () => void }) {
       onChange();
       return answer.revoked ? 'Your API key was revoked.' : 'You had no API key.';
     });
-  const copy = async () => {
-    if (created === undefined) return;
-    field.current?.select();
-    await navigator.clipboard?.writeText(created).catch(() => undefined);
-  };
   return (
     <section aria-labelledby="own-key">
       <h2 id="own-key">Your API key</h2>
@@ -81,10 +119,7 @@ function OwnKey({ api, onChange }: { api: Api; onChange: () => void }) {
           value={expiration}
           onChange={(event) => setExpiration(event.currentTarget.value)}
         >
-          <option value="-1">Never</option>
-          <option value="1440">In 1 day</option>
-          <option value="43200">In 30 days</option>
-          <option value="129600">In 90 days</option>
+          <ExpiryOptions />
         </select>
         <button type="submit" disabled={action.busy}>
           Create API key
@@ -94,20 +129,68 @@ function OwnKey({ api, onChange }: { api: Api; onChange: () => void }) {
         </button>
       </form>
       {created !== undefined && (
-        <div class="new-key">
-          <label for="new-key-value">Your new API key (shown only now)</label>
-          <input
-            id="new-key-value"
-            ref={field}
-            readOnly
-            value={created}
-            autocomplete="off"
-            spellcheck={false}
-          />
-          <button type="button" onClick={() => void copy()}>
-            Copy
-          </button>
-        </div>
+        <NewKey
+          id="new-key-value"
+          label="Your new API key (shown only now)"
+          copyLabel="Copy your key"
+          value={created}
+        />
+      )}
+      <ErrorMessage error={action.error} />
+      <Status text={action.message} />
+    </section>
+  );
+}
+
+/** An administrator creates a user's key through MXAPIAPIKEY (docs/apikeys.md); the answer names it once. */
+function KeyForUser({ api, onChange }: { api: Api; onChange: () => void }) {
+  const [userid, setUserid] = useState('');
+  const [expiration, setExpiration] = useState('-1');
+  const [created, setCreated] = useState<{ userid: string; apikey: string } | undefined>(undefined);
+  const action = useAction();
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action.run(async () => {
+      const answer = await api.call<{ userid: string; apikey: string }>('/oslc/os/mxapiapikey?lean=1', {
+        method: 'POST',
+        body: { userid, expiration: Number(expiration) },
+        headers: { properties: 'userid,apikey' },
+      });
+      setCreated(answer);
+      onChange();
+      return `An API key was created for ${answer.userid}. Copy it now: it is not shown again.`;
+    });
+  };
+  return (
+    <section aria-labelledby="user-key">
+      <h2 id="user-key">Create a key for a user</h2>
+      <form class="inline" onSubmit={submit}>
+        <label for="key-user">User</label>
+        <input
+          id="key-user"
+          value={userid}
+          required
+          onInput={(event) => setUserid(event.currentTarget.value)}
+        />
+        <label for="key-user-expiration">Key expires</label>
+        <select
+          id="key-user-expiration"
+          value={expiration}
+          onChange={(event) => setExpiration(event.currentTarget.value)}
+        >
+          <ExpiryOptions />
+        </select>
+        <button type="submit" disabled={action.busy}>
+          Create key for user
+        </button>
+      </form>
+      {created && (
+        <NewKey
+          id="user-key-value"
+          label={`The new API key of ${created.userid} (shown only now)`}
+          copyLabel={`Copy the key of ${created.userid}`}
+          value={created.apikey}
+        />
       )}
       <ErrorMessage error={action.error} />
       <Status text={action.message} />

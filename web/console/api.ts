@@ -61,7 +61,15 @@ export class Api {
       body,
       credentials: 'same-origin',
     });
-    if (!response.ok) throw await errorOf(response);
+    if (!response.ok) {
+      const error = await errorOf(response);
+      // The session ended (signed out elsewhere, ended by an administrator, timed out): sign in again, and return.
+      if (response.status === 401) {
+        const returnTo = encodeURIComponent(location.pathname);
+        location.assign(`${this.model.base}/console/signin?returnTo=${returnTo}`);
+      }
+      throw error;
+    }
     if (response.status === 204) return {} as T;
     const text = await response.text();
     return (text === '' ? {} : JSON.parse(text)) as T;

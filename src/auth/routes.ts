@@ -206,12 +206,12 @@ export async function loginPageRoutes(
 ): Promise<void> {
   app.get(LANDING_PAGE, { config: { access: { kind: 'public' } } }, async (request, reply) => {
     const session = await sessionOfRequest(request, options.sessions);
-    const console = `${browserBase(request, options.contextRoot)}${CONSOLE_PATH}/`;
+    const consoleHome = `${browserBase(request, options.contextRoot)}${CONSOLE_PATH}/`;
     // A browser without a session goes to the console's sign-in, which returns it to the console.
     if (!session && wantsPage(request))
-      return reply.redirect(`${console.slice(0, -1)}/signin?returnTo=${encodeURIComponent(console)}`, 302);
+      return reply.redirect(`${consoleHome}signin?returnTo=${encodeURIComponent(consoleHome)}`, 302);
     const text = session
-      ? `You are logged in as ${escapeHtml(session.userid)}. <a href="${escapeHtml(console)}">Open the console</a>.`
+      ? `You are logged in as ${escapeHtml(session.userid)}. <a href="${escapeHtml(consoleHome)}">Open the console</a>.`
       : 'You are not logged in.';
     return reply.code(200).type('text/html; charset=utf-8').send(page('Enterprise Asset Service', text));
   });

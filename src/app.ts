@@ -7,6 +7,8 @@ import Fastify, {
   type FastifyRequest,
   type onRequestHookHandler,
 } from 'fastify';
+import { activeSessionRoutes } from './activesessions/routes.js';
+import { ActiveSessionService } from './activesessions/service.js';
 import { adminModeRoutes } from './adminmode/routes.js';
 import { dbconfigRoutes } from './dbconfig/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
@@ -35,6 +37,7 @@ import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
+import { consoleRoutes, signInLocation, wantsPage } from './console/routes.js';
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
@@ -56,6 +59,8 @@ import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
 import { oslcRoutes } from './oslc/routes.js';
 import { propertyRoutes } from './properties/routes.js';
 import { createServices, type ServiceGraph } from './services.js';
+import { serverRoutes } from './servers/routes.js';
+import { ServerProcessService } from './servers/service.js';
 import { systemRoutes } from './system/routes.js';
 
 /** A route as registered, with what it requires (the shared access test walks every one). */
@@ -242,7 +247,15 @@ export async function buildApp(
     serverName: config.serverName,
     contextRoot: config.contextRoot,
   };
-  const modules = { config, services: graph, login: { settings: authSettings, sessions, logins, cookies } };
+  const modules = {
+    config,
+    services: graph,
+    login: { settings: authSettings, sessions, logins, cookies },
+    administration: {
+      activeSessions: new ActiveSessionService(storage.db, sessions),
+      servers: new ServerProcessService(properties, config.serverName),
+    },
+  };
   // Before every module: it describes each route as it registers (docs/operations.md, "OpenAPI").
   await app.register(fastifySwagger, {
     ...swaggerOptions({
@@ -256,7 +269,11 @@ export async function buildApp(
   // The FORM login answers at the context root as deployed servers do, and under /oslc; its page at the root only.
   await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
   await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
-  await app.register(loginPageRoutes, { prefix: config.contextRoot, sessions });
+  await app.register(loginPageRoutes, {
+    prefix: config.contextRoot,
+    sessions,
+    contextRoot: config.contextRoot,
+  });
   // Federated login (docs/federated-login.md): the identity provider's routes and the sign-in page, at the root.
   const federatedSignIn: FederatedSignIn = {
     contextRoot: config.contextRoot,
@@ -296,6 +313,14 @@ export async function buildApp(
       apiKeys,
     });
   }
+  // The console (docs/console.md): a client of the API above, served from the files the build made.
+  await app.register(consoleRoutes, {
+    contextRoot: config.contextRoot,
+    federated: isFederatedMode(config.auth.mode),
+    providers,
+    sessions,
+    auth,
+  });
   await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
   await app.register(corsRoutes, { contextRoot: config.contextRoot, rules: corsRules });
   // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
@@ -311,6 +336,8 @@ interface ApiModulesOptions {
   config: AppConfig;
   services: ServiceGraph;
   login: Omit<AuthRoutesOptions, 'root'>;
+  /** What the console needs that no other module offers: the sessions of every process, the server processes. */
+  administration: { activeSessions: ActiveSessionService; servers: ServerProcessService };
 }
 
 /** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
@@ -336,6 +363,8 @@ async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Pro
   await app.register(migrationRoutes, { migration });
   await app.register(adminModeRoutes, { adminMode });
   await app.register(dbconfigRoutes, { dbconfig });
+  await app.register(activeSessionRoutes, { activeSessions: options.administration.activeSessions });
+  await app.register(serverRoutes, { servers: options.administration.servers });
 }
 
 function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {
@@ -401,6 +430,15 @@ function registerErrorContract(
       request.log.warn({ database: { code, table, column, constraint } }, 'input refused by the database');
     }
     const query = (request.query ?? {}) as Record<string, string | undefined>;
+    // Pages a browser opens (Swagger UI, the metrics) lead it to the console's sign-in instead of an error object.
+    if (
+      maximo.reasonCode === 'BMXAA7901E' &&
+      request.method === 'GET' &&
+      request.routeOptions.config?.browserSignIn === true &&
+      wantsPage(request)
+    ) {
+      return reply.redirect(signInLocation(request, config.contextRoot), 302);
+    }
     const links = linksFor(
       request,
       config.contextRoot,

@@ -391,6 +391,16 @@ export const REASONS = {
     text: 'The identity provider could not be reached or gave an answer that cannot be used. Try again later.',
   },
 
+  // The console and the sessions it lists (src/console, src/activesessions, docs/console.md).
+  EAS0200E: {
+    status: 503,
+    text: 'The console is not built in this installation: run npm install (or npm run build) to build it.',
+  },
+  EAS0201E: {
+    status: 404,
+    text: (sessionid: string) => `The session ${sessionid} does not exist or has already ended.`,
+  },
+
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {
     status: 400,
@@ -641,6 +651,10 @@ export const errors = {
   federatedUserRefused: (userid: string) =>
     reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),
   identityProviderUnavailable: () => reason('EAS0192E', []),
+
+  consoleNotBuilt: () => reason('EAS0200E', []),
+  sessionNotFound: (sessionid: string) =>
+    reason('EAS0201E', [sessionid], { attrName: 'sessionid', attrValue: sessionid }),
 
   /** A structural database change while admin mode is not on (state 1); `detail` names what was refused. */
   adminModeRequired: (detail?: ErrorDetail) => reason('BMXAA0578E', [], detail),

@@ -10,6 +10,7 @@ import type { LoginService } from './login.js';
 import type { SessionService } from './sessions.js';
 import type { UserProfile } from './types.js';
 import { MAXUPG } from '../system/release.js';
+import { browserBase, CONSOLE_PATH, wantsPage } from '../console/routes.js';
 
 /** Where the login form sends browsers, relative to the context root (clients spot failure by `loginerror.jsp`). */
 export const LANDING_PAGE = '/webclient/login/landing.jsp';
@@ -201,11 +202,17 @@ function page(title: string, text: string): string {
 /** The pages the login form redirects browsers to; public, as a browser may follow the redirect without cookies. */
 export async function loginPageRoutes(
   app: FastifyInstance,
-  options: { sessions: SessionService },
+  options: { sessions: SessionService; contextRoot: string },
 ): Promise<void> {
   app.get(LANDING_PAGE, { config: { access: { kind: 'public' } } }, async (request, reply) => {
     const session = await sessionOfRequest(request, options.sessions);
-    const text = session ? `You are logged in as ${escapeHtml(session.userid)}.` : 'You are not logged in.';
+    const consoleHome = `${browserBase(request, options.contextRoot)}${CONSOLE_PATH}/`;
+    // A browser without a session goes to the console's sign-in, which returns it to the console.
+    if (!session && wantsPage(request))
+      return reply.redirect(`${consoleHome}signin?returnTo=${encodeURIComponent(consoleHome)}`, 302);
+    const text = session
+      ? `You are logged in as ${escapeHtml(session.userid)}. <a href="${escapeHtml(consoleHome)}">Open the console</a>.`
+      : 'You are not logged in.';
     return reply.code(200).type('text/html; charset=utf-8').send(page('Enterprise Asset Service', text));
   });
   app.get(LOGIN_ERROR_PAGE, { config: { access: { kind: 'public' } } }, async (_request, reply) =>

@@ -10,8 +10,10 @@ export interface MetricsRoutesOptions {
 /** `GET <context root>/metrics`, administrators only (docs/operations.md, "Metrics"). */
 export async function metricsRoutes(app: FastifyInstance, options: MetricsRoutesOptions): Promise<void> {
   const { contextRoot, metrics } = options;
-  app.get(`${contextRoot}/metrics`, { config: { access: { kind: 'admin' } } }, async (_request, reply) =>
-    reply.type(metrics.contentType).send(await metrics.render()),
+  app.get(
+    `${contextRoot}/metrics`,
+    { config: { access: { kind: 'admin' }, browserSignIn: true } },
+    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()),
   );
 }
 

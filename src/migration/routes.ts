@@ -16,6 +16,7 @@ import {
   DistributeBody,
   DownloadQuery,
   PackageBody,
+  PackageQuery,
   UploadQuery,
 } from './schemas.js';
 import type { MigrationService } from './service.js';
@@ -121,6 +122,15 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
         await migration.deploy(pkgdefname, dmpackageid, request.user!, force === true),
       );
     },
+  );
+
+  // The record with the live progress of a deploy (the console's progress bar): on the embedded database the
+  // deploy's transaction holds the only connection, and this process answers its progress from memory.
+  routes.get(
+    '/dm/package',
+    { schema: { querystring: PackageQuery }, config: admin },
+    async (request, reply) =>
+      sendJson(reply, 200, await migration.record(request.query.pkgdefname, request.query.dmpackageid)),
   );
 
   routes.post('/dm/preview', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {

@@ -42,3 +42,7 @@ export const UploadQuery = Type.Object({
   filename: Type.Optional(Type.String({ maxLength: 200 })),
 });
 export type UploadQuery = Static<typeof UploadQuery>;
+
+/** `GET /dm/package`: one package record, with the progress of a deploy this process runs (docs/migration.md). */
+export const PackageQuery = Type.Object({ pkgdefname, dmpackageid: Type.Integer({ minimum: 1 }) });
+export type PackageQuery = Static<typeof PackageQuery>;

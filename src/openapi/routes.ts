@@ -110,8 +110,10 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
     );
   }
   for (const alias of UI_ALIASES) {
-    app.get(`${contextRoot}${alias}`, { config: { access: LOGGED_IN } }, async (_request, reply) =>
-      reply.redirect(`${contextRoot}${SWAGGER_UI_PATH}/`),
+    app.get(
+      `${contextRoot}${alias}`,
+      { config: { access: LOGGED_IN, browserSignIn: true } },
+      async (_request, reply) => reply.redirect(`${contextRoot}${SWAGGER_UI_PATH}/`),
     );
   }
 
@@ -119,7 +121,8 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
     // The UI's routes (page, assets, its copy of the document) are declared by the package: each gets the access
     // of the document here, as every route must declare one (src/auth/README.md).
     ui.addHook('onRoute', (route) => {
-      route.config = { ...route.config, access: LOGGED_IN };
+      // A browser without a session is led to the console's sign-in (docs/console.md).
+      route.config = { ...route.config, access: LOGGED_IN, browserSignIn: true };
     });
     await ui.register(swaggerUi, {
       routePrefix: `${contextRoot}${SWAGGER_UI_PATH}`,

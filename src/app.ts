@@ -36,7 +36,7 @@ import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
-import { guardListener, listenerOptions } from './http/limits.js';
+import { guardListener, keepReadingRefusedBody, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
@@ -382,6 +382,7 @@ function registerErrorContract(
 ): void {
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
+    if ((error as Partial<FastifyError>).code === 'FST_ERR_CTP_BODY_TOO_LARGE') keepReadingRefusedBody(reply);
     if (maximo.status >= 500) {
       // The request's logger names the request (reqId), whatever the level (childLoggerFactory).
       request.log.error({ err: error }, 'request failed');

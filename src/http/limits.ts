@@ -100,6 +100,7 @@ function afterPendingAnswers(socket: Socket, then: (answered: boolean) => void):
  */
 export function guardListener(server: Server, config: AppConfig): void {
   server.maxConnections = config.limits.maxConnections;
+  capConnectionsPerAddress(server, config.limits.maxConnectionsPerAddress);
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     // Before Node's own listener, which would discard the rest without counting it.
     response.prependOnceListener('finish', () => {
@@ -116,6 +117,31 @@ export function guardListener(server: Server, config: AppConfig): void {
       connection: 'close',
     });
     response.end(body);
+  });
+}
+
+/**
+ * One address cannot take every connection (docs/operations.md, "Connections per address"): slow requests from one
+ * address (a flood of trickled bodies) would otherwise hold them all until the request timeout, and every other
+ * client would go unanswered. Above its cap, an address's new connections are closed as they arrive, without an
+ * answer, like those above EAS_MAX_CONNECTIONS. The address is the socket's peer: behind a proxy, the proxy's.
+ */
+function capConnectionsPerAddress(server: Server, cap: number): void {
+  const held = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return;
+    const count = held.get(address) ?? 0;
+    if (count >= cap) {
+      socket.destroy();
+      return;
+    }
+    held.set(address, count + 1);
+    socket.once('close', () => {
+      const left = (held.get(address) ?? 1) - 1;
+      if (left > 0) held.set(address, left);
+      else held.delete(address);
+    });
   });
 }
 

@@ -41,10 +41,25 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+/**
+ * Longest run of statements between two turns of the event loop (milliseconds). PGlite runs on the event loop's
+ * thread and its queries resolve without giving the loop a turn, so a long transaction (a deploy of tens of
+ * thousands of records) would otherwise leave every other request of the process unanswered until it commits.
+ */
+const STATEMENTS_RUN_MS = 50;
+
 class PGliteConnection implements DatabaseConnection {
+  private runSince = performance.now();
+
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    // The connection stays held meanwhile (PGliteDriver), so what runs in that turn and needs the database waits
+    // for it: nothing slips into an open transaction (docs/operations.md, "The embedded database keeps answering").
+    if (performance.now() - this.runSince >= STATEMENTS_RUN_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.runSince = performance.now();
+    }
     const result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
     return {
       rows: result.rows,

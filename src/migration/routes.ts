@@ -16,6 +16,7 @@ import {
   DistributeBody,
   DownloadQuery,
   PackageBody,
+  PackageQuery,
   UploadQuery,
 } from './schemas.js';
 import type { MigrationService } from './service.js';
@@ -73,6 +74,17 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
         .header('content-type', 'application/zip')
         .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
         .send(file);
+    },
+  );
+
+  // The package record with its progress (docs/migration.md, "Progress"): during a deploy in this process it is
+  // answered from memory, without waiting for the deploy's transaction (on PGlite, for the only connection).
+  routes.get(
+    '/dm/package',
+    { schema: { querystring: PackageQuery }, config: admin },
+    async (request, reply) => {
+      const { pkgdefname, dmpackageid } = request.query;
+      return sendJson(reply, 200, await migration.record(pkgdefname, dmpackageid));
     },
   );
 

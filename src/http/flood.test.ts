@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { maxauth, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
 import { listenOnFreePort } from '../../test/helpers/raw-http.js';
 
 /**
@@ -82,4 +82,14 @@ describe('a flood of slow connections from one address', () => {
     const served = await timedRequest(port, FLOODER, assetRequest);
     assert.equal(served.status, 200);
   });
+});
+
+test('the per-address cap never reaches into the reserve of a tenth of EAS_MAX_CONNECTIONS', () => {
+  const cap = (env: Record<string, string>) => testConfig(env).limits.maxConnectionsPerAddress;
+  assert.equal(cap({}), 100);
+  assert.equal(cap({ EAS_MAX_CONNECTIONS_PER_ADDRESS: '0' }), 900, '0: no cap of its own, the reserve stays');
+  assert.equal(cap({ EAS_MAX_CONNECTIONS_PER_ADDRESS: '5000' }), 900);
+  assert.equal(cap({ EAS_MAX_CONNECTIONS: '50', EAS_MAX_CONNECTIONS_PER_ADDRESS: '10' }), 10);
+  assert.equal(cap({ EAS_MAX_CONNECTIONS: '50' }), 45);
+  assert.equal(cap({ EAS_MAX_CONNECTIONS: '1' }), 1);
 });

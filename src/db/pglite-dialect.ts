@@ -14,6 +14,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { giveTurnWhenDue } from '../util/event-loop-turns.js';
 
 /**
  * Kysely dialect for the embedded PGlite database. PGlite is one connection, so the driver hands it out to one
@@ -41,25 +42,14 @@ export class PGliteDialect implements Dialect {
   }
 }
 
-/**
- * Longest run of statements between two turns of the event loop (milliseconds). PGlite runs on the event loop's
- * thread and its queries resolve without giving the loop a turn, so a long transaction (a deploy of tens of
- * thousands of records) would otherwise leave every other request of the process unanswered until it commits.
- */
-const STATEMENTS_RUN_MS = 50;
-
 class PGliteConnection implements DatabaseConnection {
-  private runSince = performance.now();
-
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    // The connection stays held meanwhile (PGliteDriver), so what runs in that turn and needs the database waits
-    // for it: nothing slips into an open transaction (docs/operations.md, "The embedded database keeps answering").
-    if (performance.now() - this.runSince >= STATEMENTS_RUN_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      this.runSince = performance.now();
-    }
+    // PGlite's statements resolve without giving the event loop a turn: a long transaction gives it one now and
+    // then, still holding the connection (PGliteDriver), so that what needs the database meanwhile waits and
+    // nothing slips into an open transaction (src/db/README.md, "PGlite is one connection").
+    await giveTurnWhenDue();
     const result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
     return {
       rows: result.rows,

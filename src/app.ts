@@ -39,7 +39,7 @@ import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { consoleRoutes, signInLocation, wantsPage } from './console/routes.js';
 import { errorMessageRoutes } from './http/error-messages.js';
-import { guardListener, listenerOptions } from './http/limits.js';
+import { guardListener, keepReadingRefusedBody, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
 import { CorsRules, corsHook, corsRoutes } from './http/cors.js';
 import { ParameterNames } from './http/parameter-names.js';
@@ -420,6 +420,7 @@ function registerErrorContract(
 ): void {
   app.setErrorHandler(async (error, request, reply) => {
     const maximo = toMaximoError(error, bodyLimitOf(request, config));
+    if ((error as Partial<FastifyError>).code === 'FST_ERR_CTP_BODY_TOO_LARGE') keepReadingRefusedBody(reply);
     if (maximo.status >= 500) {
       // The request's logger names the request (reqId), whatever the level (childLoggerFactory).
       request.log.error({ err: error }, 'request failed');

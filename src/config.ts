@@ -67,6 +67,8 @@ const EnvSchema = Type.Object({
   EAS_HEADERS_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
   EAS_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
   EAS_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1000 }),
+  /** Open connections one client address may hold; 0: no cap of its own (the reserve still applies). */
+  EAS_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 100 }),
   EAS_MAX_HEADER_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024, default: 16 * 1024 }),
   EAS_SHUTDOWN_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
   /** Live sessions one user may hold; a login past it ends the user's oldest (docs/compatibility.md, "Sessions"). */
@@ -138,6 +140,11 @@ export interface LimitsConfig {
   keepAliveTimeoutMs: number;
   /** Connections above this are closed as they arrive. */
   maxConnections: number;
+  /**
+   * Connections one client address may hold, above which its new ones are closed as they arrive: the
+   * EAS_MAX_CONNECTIONS_PER_ADDRESS, and never more than maxConnections less the reserve kept for other addresses.
+   */
+  maxConnectionsPerAddress: number;
   /** Request line and headers together. */
   maxHeaderBytes: number;
   /** How long SIGTERM waits for requests in flight before closing their connections. */
@@ -323,11 +330,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ),
       keepAliveTimeoutMs: Math.round(parsed.EAS_KEEP_ALIVE_TIMEOUT_SECONDS * 1000),
       maxConnections: parsed.EAS_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: perAddressCap(
+        parsed.EAS_MAX_CONNECTIONS,
+        parsed.EAS_MAX_CONNECTIONS_PER_ADDRESS,
+      ),
       maxHeaderBytes: parsed.EAS_MAX_HEADER_BYTES,
       shutdownTimeoutMs: Math.round(parsed.EAS_SHUTDOWN_TIMEOUT_SECONDS * 1000),
     },
     metrics: { port: parsed.EAS_METRICS_PORT, host: parsed.EAS_METRICS_HOST },
   };
+}
+
+/**
+ * The connections one address may hold (docs/operations.md, "Connections per address"): a tenth of
+ * EAS_MAX_CONNECTIONS is kept for other addresses whatever the per-address setting, so that one address holding
+ * all it may still leaves others served.
+ */
+function perAddressCap(maxConnections: number, perAddress: number): number {
+  const reserve = Math.floor(maxConnections / 10);
+  const ceiling = Math.max(1, maxConnections - reserve);
+  return perAddress === 0 ? ceiling : Math.min(perAddress, ceiling);
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

@@ -14,6 +14,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { giveTurnWhenDue } from '../util/event-loop-turns.js';
 
 /**
  * Kysely dialect for the embedded PGlite database. PGlite is one connection, so the driver hands it out to one
@@ -45,6 +46,10 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    // PGlite's statements resolve without giving the event loop a turn: a long transaction gives it one now and
+    // then, still holding the connection (PGliteDriver), so that what needs the database meanwhile waits and
+    // nothing slips into an open transaction (src/db/README.md, "PGlite is one connection").
+    await giveTurnWhenDue();
     const result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
     return {
       rows: result.rows,

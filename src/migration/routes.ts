@@ -77,6 +77,17 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
     },
   );
 
+  // The package record with its progress (docs/migration.md, "Progress"): during a deploy in this process it is
+  // answered from memory, without waiting for the deploy's transaction (on PGlite, for the only connection).
+  routes.get(
+    '/dm/package',
+    { schema: { querystring: PackageQuery }, config: admin },
+    async (request, reply) => {
+      const { pkgdefname, dmpackageid } = request.query;
+      return sendJson(reply, 200, await migration.record(pkgdefname, dmpackageid));
+    },
+  );
+
   routes.post(
     '/dm/upload',
     { schema: { querystring: UploadQuery }, config: admin },

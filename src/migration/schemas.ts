@@ -38,6 +38,10 @@ export const DownloadQuery = Type.Object({
 });
 export type DownloadQuery = Static<typeof DownloadQuery>;
 
+/** The package record's query: the package named by its definition and id. */
+export const PackageQuery = Type.Object({ pkgdefname, dmpackageid: Type.Integer({ minimum: 1 }) });
+export type PackageQuery = Static<typeof PackageQuery>;
+
 export const UploadQuery = Type.Object({
   filename: Type.Optional(Type.String({ maxLength: 200 })),
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { giveTurnWhenDue } from '../util/event-loop-turns.js';
 import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
 import { EVERYTHING_CHANGED } from '../db/change-bus.js';
@@ -436,6 +437,7 @@ export class MigrationService {
         content: batch.join('\n'),
       });
       batch = [];
+      await giveTurnWhenDue();
       await progress(count);
     };
     for await (const line of lines) {
@@ -848,6 +850,8 @@ export class MigrationService {
                 for (const outcome of outcomes) counts[outcome] += 1;
               }
               done += lines.length;
+              // The records' checks run in JavaScript between the statements (docs/migration.md, "Progress").
+              await giveTurnWhenDue();
               await this.reportProgress(
                 dmpackageid,
                 `Deploying: ${formatCount(done)} of ${formatCount(total)} records`,

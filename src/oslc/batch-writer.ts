@@ -25,6 +25,7 @@ import {
   type ReferenceLookups,
 } from './validation.js';
 import type { StoredValue } from './values.js';
+import { giveTurnWhenDue } from '../util/event-loop-turns.js';
 import type { ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
 
 /**
@@ -121,6 +122,8 @@ export class BatchWriter {
     const seen = new Set<string>();
     const outcomes: BatchOutcome[] = [];
     for (const [index, record] of records.entries()) {
+      // Checking a record is JavaScript between statements: a long batch leaves the process answering.
+      await giveTurnWhenDue();
       const refuse = (error: MaximoError) => this.attribute(refused(index, error));
       try {
         outcomes.push(await this.syncOne(node, record, stored, seen, merge, refuse));

@@ -135,15 +135,6 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
     },
   );
 
-  // The record with the live progress of a deploy (the console's progress bar): on the embedded database the
-  // deploy's transaction holds the only connection, and this process answers its progress from memory.
-  routes.get(
-    '/dm/package',
-    { schema: { querystring: PackageQuery }, config: admin },
-    async (request, reply) =>
-      sendJson(reply, 200, await migration.record(request.query.pkgdefname, request.query.dmpackageid)),
-  );
-
   routes.post('/dm/preview', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
     const { pkgdefname, dmpackageid } = request.body;
     return sendJson(reply, 200, await migration.preview(pkgdefname, dmpackageid));

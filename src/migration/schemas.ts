@@ -38,7 +38,7 @@ export const DownloadQuery = Type.Object({
 });
 export type DownloadQuery = Static<typeof DownloadQuery>;
 
-/** The package record's query: the package named by its definition and id. */
+/** `GET /dm/package`: one package record, with the progress of a deploy this process runs (docs/migration.md). */
 export const PackageQuery = Type.Object({ pkgdefname, dmpackageid: Type.Integer({ minimum: 1 }) });
 export type PackageQuery = Static<typeof PackageQuery>;
 
@@ -47,6 +47,3 @@ export const UploadQuery = Type.Object({
 });
 export type UploadQuery = Static<typeof UploadQuery>;
 
-/** `GET /dm/package`: one package record, with the progress of a deploy this process runs (docs/migration.md). */
-export const PackageQuery = Type.Object({ pkgdefname, dmpackageid: Type.Integer({ minimum: 1 }) });
-export type PackageQuery = Static<typeof PackageQuery>;

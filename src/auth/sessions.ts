@@ -252,7 +252,7 @@ export class SessionService {
    * every process has dropped the session (`ChangeBus.confirm`), so the client's next request is refused wherever
    * it lands.
    */
-  async end(entry: SessionEntry): Promise<void> {
+  async end(entry: Pick<SessionEntry, 'id' | 'tokenId'>): Promise<void> {
     const payload = `${entry.id} ${entry.tokenId ?? ''}`;
     let confirmation: Confirmation | undefined;
     try {

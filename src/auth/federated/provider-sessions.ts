@@ -97,8 +97,14 @@ export async function endProviderSessions(
     .select(['maxsession.sessionhash', 'maxsession.tokenhash', 'maxsession.userid'])
     .where('federatedsession.scheme', '=', scheme)
     .where('federatedsession.subject', '=', subject);
+  // A session whose provider session was not recorded ends with any logout of its subject.
   if (providerSession !== undefined)
-    query = query.where('federatedsession.providersession', '=', providerSession);
+    query = query.where((eb) =>
+      eb.or([
+        eb('federatedsession.providersession', '=', providerSession),
+        eb('federatedsession.providersession', 'is', null),
+      ]),
+    );
   const rows = await query.execute();
   for (const row of rows) await sessions.end({ id: row.sessionhash, tokenId: row.tokenhash });
   return rows.map((row) => row.userid);

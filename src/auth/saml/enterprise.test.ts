@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { IDP_SSO_URL } from '../../../test/helpers/saml-idp.js';
+import {
+  IDP_SLO_URL,
+  SAML_KEYED_ENV,
+  answerLogin,
+  redirectRequest,
+  schemaErrors,
+  testProvider,
+  type TestProvider,
+} from '../../../test/helpers/samlify-idp.js';
+
+/**
+ * The service provider against a real identity provider implementation (samlify, test/helpers/samlify-idp.ts):
+ * registered from the metadata, signed requests, encrypted assertions, single logout both ways
+ * (docs/federated-login.md).
+ */
+
+function sessionCookie(response: LightMyRequestResponse): string {
+  const cookies = [response.headers['set-cookie'] ?? []].flat();
+  const session = cookies.find((cookie) => cookie.startsWith('JSESSIONID='));
+  assert.ok(session, `a session cookie in ${JSON.stringify(cookies)}`);
+  return session.split(';')[0]!;
+}
+
+function assertRefused(response: LightMyRequestResponse, reasonCode: string, text?: RegExp): void {
+  assert.equal(response.statusCode, 401, response.body);
+  assert.equal(json(response).Error?.reasonCode, reasonCode, response.body);
+  if (text) assert.match(String(json(response).Error?.message), text);
+  assert.equal(response.headers['set-cookie'], undefined, 'a refused response opens no session');
+}
+
+describe('SAML with an enterprise identity provider (samlify)', () => {
+  let t: TestApp;
+  let provider: TestProvider;
+  let metadata: string;
+
+  before(async () => {
+    t = await startTestApp(SAML_KEYED_ENV);
+    metadata = (await t.app.inject({ url: '/maximo/saml/metadata' })).body;
+    provider = testProvider(metadata);
+  });
+  after(() => t.close());
+
+  /** A sign-in start: the browser's redirect to the provider and its request cookie. */
+  async function start(): Promise<{ location: string; cookie: string }> {
+    const response = await t.app.inject({ url: '/maximo/saml/login?returnTo=%2Fmaximo%2Foslc%2Fwhoami' });
+    assert.equal(response.statusCode, 302, response.body);
+    const set = [response.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('EAS_SAML_REQUESTS='));
+    return { location: String(response.headers.location), cookie: set!.split(';')[0]! };
+  }
+
+  function post(response: string, cookie: string) {
+    return t.app.inject({
+      method: 'POST',
+      url: '/maximo/saml/acs',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      payload: new URLSearchParams({ SAMLResponse: response, RelayState: '/maximo/oslc/whoami' }).toString(),
+    });
+  }
+
+  /** Signs `nameId` in through the provider; the session cookie and the provider's session index. */
+  async function signIn(nameId = 'wilson'): Promise<{ cookie: string; sessionIndex: string }> {
+    const started = await start();
+    const answer = await answerLogin(provider, started.location, nameId);
+    const response = await post(answer.response, started.cookie);
+    assert.equal(response.statusCode, 302, response.body);
+    return { cookie: sessionCookie(response), sessionIndex: answer.sessionIndex };
+  }
+
+  test('the metadata is valid against the SAML metadata schema and carries keys, logout and NameID formats', async () => {
+    assert.deepEqual(await schemaErrors(metadata, 'saml-schema-metadata-2.0.xsd'), []);
+    assert.match(metadata, /AuthnRequestsSigned="true"/);
+    assert.match(metadata, /<md:KeyDescriptor use="signing">/);
+    assert.match(metadata, /<md:KeyDescriptor use="encryption">/);
+    assert.match(
+      metadata,
+      /SingleLogoutService Binding="[^"]*HTTP-Redirect" Location="https:\/\/eas.test\/maximo\/saml\/slo"/,
+    );
+    assert.match(
+      metadata,
+      /<md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified<\/md:NameIDFormat>/,
+    );
+    // Not a document the schema happens to accept whatever it holds: a misplaced element is reported.
+    const broken = metadata.replace(/(<md:NameIDFormat>[^<]*<\/md:NameIDFormat>)/, '<md:Bogus/>$1');
+    assert.notDeepEqual(await schemaErrors(broken, 'saml-schema-metadata-2.0.xsd'), []);
+  });
+
+  test('the authentication request is signed (the provider checks it) and valid against the protocol schema', async () => {
+    const { location } = await start();
+    assert.ok(location.startsWith(IDP_SSO_URL));
+    const { query } = redirectRequest(location);
+    assert.equal(query.SigAlg, 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    assert.ok(query.Signature);
+    await provider.idp.parseLoginRequest(provider.sp, 'redirect', redirectRequest(location));
+    const forged = location.replace(/RelayState=[^&]*/, 'RelayState=https%3A%2F%2Fevil.example%2F');
+    await assert.rejects(provider.idp.parseLoginRequest(provider.sp, 'redirect', redirectRequest(forged)));
+  });
+
+  test('signs in with a signed request and an encrypted, signed assertion', async () => {
+    const started = await start();
+    const answer = await answerLogin(provider, started.location, 'wilson');
+    const xml = Buffer.from(answer.response, 'base64').toString('utf8');
+    assert.match(xml, /EncryptedAssertion/);
+    assert.doesNotMatch(xml, /<saml:NameID/, 'the user id travels encrypted');
+    const response = await post(answer.response, started.cookie);
+    assert.equal(response.statusCode, 302, response.body);
+    const whoami = await t.app.inject({
+      url: '/maximo/oslc/whoami',
+      headers: { cookie: sessionCookie(response) },
+    });
+    assert.equal(json(whoami).userid, 'WILSON');
+  });
+
+  test('SP-initiated logout: the session ends and the provider gets a signed LogoutRequest naming it', async () => {
+    const { cookie, sessionIndex } = await signIn();
+    const logout = await t.app.inject({ url: '/maximo/saml/logout', headers: { cookie } });
+    assert.equal(logout.statusCode, 302, logout.body);
+    const location = String(logout.headers.location);
+    assert.ok(location.startsWith(IDP_SLO_URL), location);
+    const parsed = await provider.idp.parseLogoutRequest(provider.sp, 'redirect', redirectRequest(location));
+    const extract = parsed.extract as { nameID?: string; sessionIndex?: string };
+    assert.equal(extract.nameID, 'wilson');
+    assert.equal(extract.sessionIndex, sessionIndex);
+    const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
+    assert.equal(whoami.statusCode, 401);
+
+    // The provider's signed answer lands the browser on the sign-in page.
+    const answer = provider.idp.createLogoutResponse(provider.sp, parsed, 'redirect', '');
+    const back = new URL(answer.context);
+    const landed = await t.app.inject({ url: `${back.pathname}${back.search}` });
+    assert.equal(landed.statusCode, 302, landed.body);
+    assert.equal(landed.headers.location, '/maximo/signin');
+  });
+
+  test('IdP-initiated logout: the sessions of that user end and the provider gets a signed LogoutResponse', async () => {
+    const first = await signIn();
+    const second = await signIn();
+    const other = await signIn('smith');
+    const request = provider.idp.createLogoutRequest(provider.sp, 'redirect', { logoutNameID: 'wilson' });
+    const url = new URL(request.context);
+    assert.equal(`${url.origin}${url.pathname}`, 'https://eas.test/maximo/saml/slo');
+    const answered = await t.app.inject({ url: `${url.pathname}${url.search}` });
+    assert.equal(answered.statusCode, 302, answered.body);
+    const location = String(answered.headers.location);
+    assert.ok(location.startsWith(IDP_SLO_URL), location);
+    await provider.idp.parseLogoutResponse(provider.sp, 'redirect', redirectRequest(location));
+    for (const { cookie } of [first, second]) {
+      const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
+      assert.equal(whoami.statusCode, 401, 'every session of the user ended');
+    }
+    const untouched = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie: other.cookie } });
+    assert.equal(untouched.statusCode, 200, "another user's session stays");
+  });
+
+  test('a LogoutRequest that is not signed, or signed by another key, ends nothing', async () => {
+    const { cookie } = await signIn();
+    const request = new URL(
+      provider.idp.createLogoutRequest(provider.sp, 'redirect', { logoutNameID: 'wilson' }).context,
+    );
+    const unsigned = new URLSearchParams(request.search);
+    unsigned.delete('Signature');
+    unsigned.delete('SigAlg');
+    const refused = await t.app.inject({ url: `${request.pathname}?${unsigned.toString()}` });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(json(refused).Error?.reasonCode, 'EAS0193E');
+    const tampered = await t.app.inject({
+      url: `${request.pathname}${request.search.replace(/Signature=[A-Za-z0-9%]{8}/, 'Signature=AAAAAAAA')}`,
+    });
+    assert.equal(tampered.statusCode, 400, tampered.body);
+    const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
+    assert.equal(whoami.statusCode, 200, 'the session stays');
+  });
+
+  test('an assertion encrypted but not signed inside is refused, even in a signed response', async () => {
+    const unsignedInside = testProvider(
+      metadata.replace('WantAssertionsSigned="true"', 'WantAssertionsSigned="false"'),
+    );
+    const started = await start();
+    const answer = await answerLogin(unsignedInside, started.location, 'wilson');
+    assertRefused(await post(answer.response, started.cookie), 'EAS0150E', /not signed/);
+  });
+});

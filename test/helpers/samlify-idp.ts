@@ -109,6 +109,7 @@ export interface LoginAnswer {
 /**
  * The provider's answer to an authentication request the service redirected to it: the request is parsed and its
  * signature checked by samlify (it throws otherwise), the response signed, and (by default) its assertion encrypted.
+ * `change` edits the XML before the provider signs it.
  */
 export async function answerLogin(
   provider: TestProvider,
@@ -116,13 +117,29 @@ export async function answerLogin(
   nameId: string,
   change: (xml: string) => string = (xml) => xml,
 ): Promise<LoginAnswer> {
-  const { idp, sp } = provider;
-  const parsed = await idp.parseLoginRequest(sp, 'redirect', redirectRequest(location));
-  const sessionIndex = `_s${randomBytes(8).toString('hex')}`;
+  const parsed = await provider.idp.parseLoginRequest(provider.sp, 'redirect', redirectRequest(location));
   const requestId = String((parsed.extract as { request: { id: string } }).request.id);
+  return respond(provider, { extract: parsed.extract }, requestId, nameId, change);
+}
+
+/** A response the provider sends unasked (sign-in started at its portal): no InResponseTo anywhere. */
+export function answerUnsolicited(provider: TestProvider, nameId: string): Promise<LoginAnswer> {
+  return respond(provider, { extract: {} }, undefined, nameId, (xml) => xml.replace(/ InResponseTo=""/g, ''));
+}
+
+async function respond(
+  provider: TestProvider,
+  requestInfo: { extract: unknown },
+  requestId: string | undefined,
+  nameId: string,
+  change: (xml: string) => string,
+): Promise<LoginAnswer> {
+  const { idp, sp } = provider;
+  const sessionIndex = `_s${randomBytes(8).toString('hex')}`;
+  const acs = `${SAML_ENV.EAS_PUBLIC_URL}/maximo/saml/acs`;
   const answer = await idp.createLoginResponse(
     sp,
-    { extract: parsed.extract },
+    requestInfo as Parameters<typeof idp.createLoginResponse>[1],
     'post',
     { email: nameId },
     {
@@ -133,9 +150,9 @@ export async function answerLogin(
         const values: Record<string, string> = {
           ID: id,
           AssertionID: `_a${randomBytes(16).toString('hex')}`,
-          Destination: SAML_ENV.EAS_PUBLIC_URL + '/maximo/saml/acs',
-          Audience: SAML_ENV.EAS_PUBLIC_URL + '/maximo/saml/metadata',
-          SubjectRecipient: SAML_ENV.EAS_PUBLIC_URL + '/maximo/saml/acs',
+          Destination: acs,
+          Audience: `${SAML_ENV.EAS_PUBLIC_URL}/maximo/saml/metadata`,
+          SubjectRecipient: acs,
           Issuer: IDP_ENTITY_ID,
           IssueInstant: now.toISOString(),
           StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success',
@@ -144,7 +161,7 @@ export async function answerLogin(
           SubjectConfirmationDataNotOnOrAfter: later,
           NameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
           NameID: nameId,
-          InResponseTo: requestId,
+          InResponseTo: requestId ?? '',
           AuthnStatement: `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
           AttributeStatement: '',
         };
@@ -154,4 +171,9 @@ export async function answerLogin(
     },
   );
   return { response: answer.context, sessionIndex };
+}
+
+/** Edits a response after the provider signed it: what an attacker holding a valid response can do. */
+export function afterSigning(response: string, edit: (xml: string) => string): string {
+  return Buffer.from(edit(Buffer.from(response, 'base64').toString('utf8'))).toString('base64');
 }

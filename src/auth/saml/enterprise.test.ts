@@ -26,13 +26,6 @@ function sessionCookie(response: LightMyRequestResponse): string {
   return session.split(';')[0]!;
 }
 
-function assertRefused(response: LightMyRequestResponse, reasonCode: string, text?: RegExp): void {
-  assert.equal(response.statusCode, 401, response.body);
-  assert.equal(json(response).Error?.reasonCode, reasonCode, response.body);
-  if (text) assert.match(String(json(response).Error?.message), text);
-  assert.equal(response.headers['set-cookie'], undefined, 'a refused response opens no session');
-}
-
 describe('SAML with an enterprise identity provider (samlify)', () => {
   let t: TestApp;
   let provider: TestProvider;
@@ -129,7 +122,12 @@ describe('SAML with an enterprise identity provider (samlify)', () => {
     assert.equal(whoami.statusCode, 401);
 
     // The provider's signed answer lands the browser on the sign-in page.
-    const answer = provider.idp.createLogoutResponse(provider.sp, parsed, 'redirect', '');
+    const answer = provider.idp.createLogoutResponse(
+      provider.sp,
+      { extract: parsed.extract },
+      'redirect',
+      '',
+    );
     const back = new URL(answer.context);
     const landed = await t.app.inject({ url: `${back.pathname}${back.search}` });
     assert.equal(landed.statusCode, 302, landed.body);
@@ -173,14 +171,5 @@ describe('SAML with an enterprise identity provider (samlify)', () => {
     assert.equal(tampered.statusCode, 400, tampered.body);
     const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
     assert.equal(whoami.statusCode, 200, 'the session stays');
-  });
-
-  test('an assertion encrypted but not signed inside is refused, even in a signed response', async () => {
-    const unsignedInside = testProvider(
-      metadata.replace('WantAssertionsSigned="true"', 'WantAssertionsSigned="false"'),
-    );
-    const started = await start();
-    const answer = await answerLogin(unsignedInside, started.location, 'wilson');
-    assertRefused(await post(answer.response, started.cookie), 'EAS0150E', /not signed/);
   });
 });

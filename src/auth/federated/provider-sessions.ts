@@ -81,30 +81,36 @@ export async function providerSessionOf(
 
 /**
  * Ends, on every process, the sessions the provider opened for `subject` (only those of its session
- * `providerSession`, when named): each through the session service's own ending, which answers once every process
- * has dropped it (`ChangeBus.confirm`). The users of the sessions ended, one entry per session.
+ * `providerSession`, when named; by the session alone when no subject is named): each through the session service's
+ * own ending, which answers once every process has dropped it (`ChangeBus.confirm`). The users of the sessions ended,
+ * one entry per session.
  */
 export async function endProviderSessions(
   db: Kysely<Database>,
   sessions: SessionService,
   scheme: FederatedScheme,
-  subject: string,
-  providerSession?: string,
+  named: { subject?: string | undefined; providerSession?: string | undefined },
 ): Promise<string[]> {
+  const { subject, providerSession } = named;
+  if (subject === undefined && providerSession === undefined) return [];
   let query = db
     .selectFrom('federatedsession')
     .innerJoin('maxsession', 'maxsession.sessionhash', 'federatedsession.sessionhash')
     .select(['maxsession.sessionhash', 'maxsession.tokenhash', 'maxsession.userid'])
-    .where('federatedsession.scheme', '=', scheme)
-    .where('federatedsession.subject', '=', subject);
-  // A session whose provider session was not recorded ends with any logout of its subject.
-  if (providerSession !== undefined)
-    query = query.where((eb) =>
-      eb.or([
-        eb('federatedsession.providersession', '=', providerSession),
-        eb('federatedsession.providersession', 'is', null),
-      ]),
-    );
+    .where('federatedsession.scheme', '=', scheme);
+  if (subject !== undefined) query = query.where('federatedsession.subject', '=', subject);
+  if (providerSession !== undefined) {
+    query =
+      subject === undefined
+        ? query.where('federatedsession.providersession', '=', providerSession)
+        : // A session whose provider session was not recorded ends with any logout of its subject.
+          query.where((eb) =>
+            eb.or([
+              eb('federatedsession.providersession', '=', providerSession),
+              eb('federatedsession.providersession', 'is', null),
+            ]),
+          );
+  }
   const rows = await query.execute();
   for (const row of rows) await sessions.end({ id: row.sessionhash, tokenId: row.tokenhash });
   return rows.map((row) => row.userid);

@@ -162,13 +162,10 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     if (message.kind === 'response') {
       return reply.code(302).header('location', `${contextRoot}${SIGN_IN_PAGE}`).send();
     }
-    const ended = await endProviderSessions(
-      context.db,
-      context.sessions,
-      'SAML',
-      message.subject,
-      message.providerSession,
-    );
+    const ended = await endProviderSessions(context.db, context.sessions, 'SAML', {
+      subject: message.subject,
+      providerSession: message.providerSession,
+    });
     for (const userid of ended) context.logins.recordLogout(userid, 'SAML', request.ip);
     return reply
       .code(302)

@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { ConfigError, loadConfig } from '../../config.js';
 import { json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { IDP_SSO_URL } from '../../../test/helpers/saml-idp.js';
 import {
   IDP_SLO_URL,
   SAML_KEYED_ENV,
+  SP_CERT_PATH,
+  SP_KEY_PATH,
+  SP_NEXT_CERT_PATH,
+  SP_NEXT_KEY_PATH,
   answerLogin,
   redirectRequest,
   schemaErrors,
@@ -171,5 +177,50 @@ describe('SAML with an enterprise identity provider (samlify)', () => {
     assert.equal(tampered.statusCode, 400, tampered.body);
     const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
     assert.equal(whoami.statusCode, 200, 'the session stays');
+  });
+});
+
+describe('SAML key rollover (two key pairs, the new one first)', () => {
+  let t: TestApp;
+
+  before(async () => {
+    const pem = (path: string) => readFileSync(path, 'utf8');
+    t = await startTestApp({
+      ...SAML_KEYED_ENV,
+      EAS_SAML_SP_KEY: pem(SP_NEXT_KEY_PATH) + pem(SP_KEY_PATH),
+      EAS_SAML_SP_CERT: pem(SP_NEXT_CERT_PATH) + pem(SP_CERT_PATH),
+    });
+  });
+  after(() => t.close());
+
+  test('both certificates are published; an assertion still encrypted for the old one is decrypted', async () => {
+    const metadata = (await t.app.inject({ url: '/maximo/saml/metadata' })).body;
+    assert.deepEqual(await schemaErrors(metadata, 'saml-schema-metadata-2.0.xsd'), []);
+    assert.equal(metadata.match(/<md:KeyDescriptor use="signing">/g)?.length, 2);
+    assert.equal(metadata.match(/<md:KeyDescriptor use="encryption">/g)?.length, 2);
+    // The provider checks signatures with the new certificate (samlify takes one signing certificate) but has not
+    // switched its encryption yet: it encrypts for the old certificate only.
+    const descriptors =
+      /(<md:KeyDescriptor use="signing">[\s\S]*?<\/md:KeyDescriptor>)<md:KeyDescriptor use="signing">[\s\S]*?<\/md:KeyDescriptor><md:KeyDescriptor use="encryption">[\s\S]*?<\/md:KeyDescriptor>/;
+    const provider = testProvider(metadata.replace(descriptors, '$1'));
+    const start = await t.app.inject({ url: '/maximo/saml/login' });
+    const cookie = [start.headers['set-cookie'] ?? []].flat()[0]!.split(';')[0]!;
+    const answer = await answerLogin(provider, String(start.headers.location), 'wilson');
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/saml/acs',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      payload: new URLSearchParams({ SAMLResponse: answer.response }).toString(),
+    });
+    assert.equal(response.statusCode, 302, response.body);
+    sessionCookie(response);
+  });
+
+  test('a certificate that is not the first key’s is refused at start-up', () => {
+    assert.throws(
+      () => loadConfig({ ...SAML_KEYED_ENV, EAS_SAML_SP_CERT: SP_NEXT_CERT_PATH }),
+      (error: unknown) => error instanceof ConfigError && /EAS_SAML_SP_CERT/.test(error.message),
+    );
+    assert.throws(() => loadConfig({ ...SAML_KEYED_ENV, EAS_SAML_SP_CERT: undefined as unknown as string }));
   });
 });

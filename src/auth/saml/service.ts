@@ -18,6 +18,8 @@ export { REQUEST_VALIDITY_MS } from './library.js';
 const MAX_ASSERTION_ID_LENGTH = 256;
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const CLEANUP_INTERVAL_MS = 60_000;
+/** The library's (and OpenSSL's) words for a key that cannot decrypt the assertion's key. */
+const DECRYPTION_FAILURE = /decrypt|EncryptedAssertion|EncryptedKey|oaep|rsa routines|padding/i;
 
 /** Where to send the browser to start a sign-in, by the configured binding, and the id of the request sent. */
 export type LoginStart = { requestId: string } & (
@@ -236,7 +238,7 @@ export class SamlService {
       } catch (error) {
         failure = error instanceof Error ? error.message : String(error);
         // Only a key that cannot decrypt makes the next one worth trying.
-        if (!/decrypt|EncryptedAssertion|EncryptedKey/i.test(failure) || /signature/i.test(failure)) break;
+        if (!DECRYPTION_FAILURE.test(failure) || /signature/i.test(failure)) break;
         continue;
       }
       if (!profile) throw this.refuse('it holds no assertion', 'no profile');
@@ -334,6 +336,7 @@ function firstText(attributes: unknown, name: string): string | undefined {
 /** The library's messages, shortened to what the person or administrator needs (the log has them in full). */
 function reasonOf(detail: string): string {
   if (/signature/i.test(detail)) return 'it is not signed by a certificate of the identity provider';
+  if (DECRYPTION_FAILURE.test(detail)) return "its assertion cannot be decrypted with this service's keys";
   if (/audience/i.test(detail)) return 'its assertion is meant for another audience';
   // The library's subject-confirmation search keeps only confirmations in their time window.
   if (/expired|not yet valid|NotBefore|NotOnOrAfter|valid subject confirmation/i.test(detail))

@@ -6,7 +6,7 @@ import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
 import type { SamlTables } from '../auth/saml/repository.js';
-import type { FederatedSessionTables } from '../auth/federated/provider-sessions.js';
+import type { FederatedSessionTables } from '../auth/federated/provider-session-tables.js';
 import type { StablePageTables } from '../oslc/query/index.js';
 import type { PropertyTables } from '../properties/repository.js';
 

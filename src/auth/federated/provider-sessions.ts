@@ -6,21 +6,6 @@ import type { Database } from '../../db/schema.js';
 import type { SessionService } from '../sessions.js';
 import type { FederatedScheme } from './service.js';
 
-export interface FederatedSessionTable {
-  sessionhash: string;
-  scheme: string;
-  /** SAML: the NameID; OIDC: the `sub` claim. */
-  subject: string;
-  /** SAML: the NameID's Format. */
-  subjectformat: string | null;
-  /** SAML: the SessionIndex; OIDC: the `sid` claim. */
-  providersession: string | null;
-}
-
-export interface FederatedSessionTables {
-  federatedsession: FederatedSessionTable;
-}
-
 /** The provider's side of a session: who it signed in, in which of its sessions. */
 export interface ProviderSession {
   subject: string;

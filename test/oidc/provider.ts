@@ -221,3 +221,43 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
     },
   };
 }
+
+/** Drives the provider's pages as a browser would, up to the redirect back to the service. */
+export async function throughProvider(
+  authorizationUrl: string,
+  login: string,
+  redirectUri: string,
+): Promise<URL> {
+  const jar = new Map<string, string>();
+  let url = authorizationUrl;
+  let init: RequestInit = {};
+  for (let step = 0; step < 10; step += 1) {
+    const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!;
+      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+    }
+    const location = response.headers.get('location');
+    if (location) {
+      const next = new URL(location, url);
+      if (next.href.startsWith(redirectUri)) return next;
+      url = next.href;
+      init = {};
+      continue;
+    }
+    const action = /<form method="post" action="([^"]+)"/.exec(await response.text())?.[1];
+    if (!action) throw new Error('no login form at the provider');
+    url = new URL(action, url).href;
+    init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ login, password: PROVIDER_PASSWORD }).toString(),
+    };
+  }
+  throw new Error('the provider did not send the browser back');
+}

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { generateKeyPair } from 'jose';
 import { buildApp, type BuiltApp } from '../../app.js';
 import { json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
-import { PROVIDER_PASSWORD, startProvider, type TestProvider } from '../../../test/oidc/provider.js';
+import { startProvider, throughProvider, type TestProvider } from '../../../test/oidc/provider.js';
 import { clientKeyOf } from './client-key.js';
 
 /**
@@ -22,42 +22,6 @@ const CLIENT = {
 function sessionCookie(response: LightMyRequestResponse): string {
   const cookies = [response.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]!);
   return cookies.filter((cookie) => !cookie.endsWith('=')).join('; ');
-}
-
-/** Drives the provider's pages as a browser would, up to the redirect back to the service. */
-async function throughProvider(authorizationUrl: string, login: string): Promise<URL> {
-  const jar = new Map<string, string>();
-  let url = authorizationUrl;
-  let init: RequestInit = {};
-  for (let step = 0; step < 10; step += 1) {
-    const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(url, {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers as Record<string, string>), cookie },
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-    }
-    const location = response.headers.get('location');
-    if (location) {
-      const next = new URL(location, url);
-      if (next.href.startsWith(CLIENT.redirectUri)) return next;
-      url = next.href;
-      init = {};
-      continue;
-    }
-    const action = /<form method="post" action="([^"]+)"/.exec(await response.text())?.[1];
-    assert.ok(action, 'a login form at the provider');
-    url = new URL(action, url).href;
-    init = {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ login, password: PROVIDER_PASSWORD }).toString(),
-    };
-  }
-  throw new Error('the provider did not send the browser back');
 }
 
 describe('OpenID Connect: private_key_jwt and back-channel logout', () => {
@@ -91,7 +55,7 @@ describe('OpenID Connect: private_key_jwt and back-channel logout', () => {
   async function signIn(app: BuiltApp['app'], login: string): Promise<string> {
     const start = await app.inject({ url: '/maximo/oidc/login' });
     assert.equal(start.statusCode, 302, start.body);
-    const back = await throughProvider(String(start.headers.location), login);
+    const back = await throughProvider(String(start.headers.location), login, CLIENT.redirectUri);
     const done = await app.inject({
       url: `${back.pathname}${back.search}`,
       headers: { cookie: sessionCookie(start) },

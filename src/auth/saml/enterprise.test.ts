@@ -224,3 +224,27 @@ describe('SAML key rollover (two key pairs, the new one first)', () => {
     assert.throws(() => loadConfig({ ...SAML_KEYED_ENV, EAS_SAML_SP_CERT: undefined as unknown as string }));
   });
 });
+
+describe('SAML signed request by the HTTP-POST binding', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ ...SAML_KEYED_ENV, EAS_SAML_REQUEST_BINDING: 'post' });
+  });
+  after(() => t.close());
+
+  test('the posted AuthnRequest carries an XML signature the provider verifies', async () => {
+    const provider = testProvider((await t.app.inject({ url: '/maximo/saml/metadata' })).body);
+    const form = await t.app.inject({ url: '/maximo/saml/login' });
+    assert.equal(form.statusCode, 200, form.body);
+    const request = /name="SAMLRequest" value="([^"]+)"/.exec(form.body)?.[1];
+    assert.ok(request, 'the form carries the request');
+    assert.match(Buffer.from(request, 'base64').toString('utf8'), /<(ds:)?Signature\b/);
+    await provider.idp.parseLoginRequest(provider.sp, 'post', { body: { SAMLRequest: request } });
+    const altered = Buffer.from(
+      Buffer.from(request, 'base64').toString('utf8').replace(/ID="_/, 'ID="_x'),
+    ).toString('base64');
+    await assert.rejects(
+      provider.idp.parseLoginRequest(provider.sp, 'post', { body: { SAMLRequest: altered } }),
+    );
+  });
+});

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OIDC_CALLBACK_PATH } from '../../config.js';
-import { endProviderSessions } from '../federated/provider-sessions.js';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
   type FederatedSignIn,
@@ -13,18 +12,14 @@ import {
   signOutLocally,
   SIGN_IN_PAGE,
 } from '../federated/sign-in.js';
-import { BackChannelLogoutBody, CallbackQuery, LoginQuery } from './schemas.js';
+import { providerChannelRoutes } from './backchannel-routes.js';
+import { CallbackQuery, LoginQuery } from './schemas.js';
 import { SIGN_IN_STATE_SECONDS, type OidcRelyingParty } from './service.js';
 
 /** Routes of the OpenID Connect sign-in, relative to the context root (docs/federated-login.md). */
 export const OIDC_LOGIN_PATH = '/oidc/login';
 export const OIDC_LOGOUT_PATH = '/oidc/logout';
-/** Where the provider posts logout tokens (register it as the client's `backchannel_logout_uri`). */
-export const OIDC_BACKCHANNEL_LOGOUT_PATH = '/oidc/backchannel-logout';
-/** The client's public key of `private_key_jwt` (register it as the client's `jwks_uri`). */
-export const OIDC_JWKS_PATH = '/oidc/jwks';
-/** Largest logout-token form: a signed JWT of a few hundred bytes. */
-const LOGOUT_TOKEN_BODY_LIMIT = 16 * 1024;
+export { OIDC_BACKCHANNEL_LOGOUT_PATH, OIDC_JWKS_PATH } from './backchannel-routes.js';
 /** The cookie that holds the sealed pending sign-in until the callback. */
 export const OIDC_STATE_COOKIE = 'EAS_OIDC_STATE';
 
@@ -100,32 +95,5 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
   app.get(OIDC_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
   app.post(OIDC_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
 
-  routes.get(OIDC_JWKS_PATH, { config: { access: { kind: 'public' } } }, async (_request, reply) => {
-    const keys = await relyingParty.publicKeys();
-    if (!keys) return reply.callNotFound();
-    return reply.code(200).type('application/jwk-set+json').send(keys);
-  });
-
-  // Its own scope: the only route here that reads a body (the provider's form with the logout token).
-  await app.register(async (backChannel) => {
-    backChannel.removeAllContentTypeParsers();
-    backChannel.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: LOGOUT_TOKEN_BODY_LIMIT },
-      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
-    );
-    backChannel
-      .withTypeProvider<TypeBoxTypeProvider>()
-      .post(
-        OIDC_BACKCHANNEL_LOGOUT_PATH,
-        { schema: { body: BackChannelLogoutBody }, config: { access: { kind: 'public' } } },
-        async (request, reply) => {
-          const named = await relyingParty.logoutSubject(request.body.logout_token);
-          const ended = await endProviderSessions(context.db, context.sessions, 'OIDC', named);
-          for (const userid of ended) context.logins.recordLogout(userid, 'OIDC', request.ip);
-          // Back-Channel Logout 1.0, 2.8: 200 once the sessions have ended everywhere, never cached.
-          return reply.code(200).header('cache-control', 'no-store').send();
-        },
-      );
-  });
+  await providerChannelRoutes(app, options);
 }

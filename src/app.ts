@@ -281,6 +281,7 @@ export async function buildApp(
     cookies,
     logins,
     users: graph.federatedUsers,
+    db: storage.db,
   };
   const providers: SignInProvider[] = [];
   if (graph.oidc) {

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -62,6 +62,8 @@ const EnvSchema = Type.Object({
   EAS_OIDC_USER_CLAIM: Type.String({ minLength: 1, default: 'preferred_username' }),
   EAS_OIDC_POST_LOGOUT_REDIRECT_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   EAS_OIDC_PROVIDER_NAME: Type.String({ minLength: 1, default: 'OpenID Connect' }),
+  /** This client's private key (PEM text or path): `private_key_jwt` client authentication instead of a secret. */
+  EAS_OIDC_CLIENT_KEY: Type.Optional(Type.String({ minLength: 1 })),
   // Limits of the HTTP listener (docs/operations.md).
   EAS_REQUEST_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
   EAS_HEADERS_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
@@ -88,6 +90,16 @@ const EnvSchema = Type.Object({
     (['redirect', 'post'] as const).map((binding) => Type.Literal(binding)),
     { default: 'redirect' },
   ),
+  /** This service's own SAML keys (PEM text or path; several while rolling over, the first signs). */
+  EAS_SAML_SP_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** The certificates of those keys, all published in the metadata (the first is the signing key's). */
+  EAS_SAML_SP_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  /** The provider's single logout service; unset: a logout here ends the local session only. */
+  EAS_SAML_IDP_SLO_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  /** Public URL of this service's single logout endpoint (`<context root>/saml/slo`). */
+  EAS_SAML_SLO_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  /** Whether responses the provider sends unasked (sign-in started at its portal) are accepted. */
+  EAS_SAML_ALLOW_IDP_INITIATED: Type.Boolean({ default: false }),
   /** A port of its own for the metrics, without login; unset: `<context root>/metrics`, administrators only. */
   EAS_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   EAS_METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -182,6 +194,8 @@ export interface OidcConfig {
   clientId: string;
   /** Unset: a public client (PKCE alone). */
   clientSecret: string | undefined;
+  /** PEM private key of `private_key_jwt` client authentication; takes the place of the secret. */
+  clientKey: string | undefined;
   /** Absolute URL of the callback route, as registered at the provider. */
   redirectUrl: string;
   scopes: string;
@@ -239,6 +253,22 @@ export interface SamlConfig {
   providerName: string;
   /** How the authentication request travels to the provider: a redirect, or a form the browser posts. */
   requestBinding: 'redirect' | 'post';
+  /** This service's own key pair, when configured: requests signed, assertions may be encrypted. */
+  spKeys: SamlKeyPair | undefined;
+  /** The provider's single logout service: where logouts started here go (and their signed requests). */
+  idpSloUrl: string | undefined;
+  /** This service's single logout endpoint, as the provider reaches it. */
+  sloUrl: string;
+  /** Responses that answer no request of this service (IdP-initiated sign-in) are accepted. */
+  allowIdpInitiated: boolean;
+}
+
+/** This service provider's keys (docs/federated-login.md, "Keys and rollover"). */
+export interface SamlKeyPair {
+  /** PEM private keys: the first signs, every one may decrypt (an assertion encrypted for the previous key). */
+  privateKeys: string[];
+  /** PEM certificates: the first is the signing key's, all are published in the metadata. */
+  certificates: string[];
 }
 
 export class ConfigError extends Error {
@@ -355,28 +385,68 @@ function perAddressCap(maxConnections: number, perAddress: number): number {
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 /** The certificates of EAS_SAML_IDP_CERT: PEM text itself, or the path of a file holding it. */
-function readCertificates(value: string): string[] {
-  let text = value;
-  if (!value.includes('-----BEGIN')) {
-    try {
-      text = readFileSync(value, 'utf8');
-    } catch {
-      throw new ConfigError(
-        'EAS_SAML_IDP_CERT',
-        `is neither a PEM certificate nor a readable file: "${value}"`,
-      );
-    }
-  }
+function readCertificates(value: string, variable = 'EAS_SAML_IDP_CERT'): string[] {
+  const text = pemTextOf(value, variable, 'PEM certificate');
   const certificates = text.match(PEM_CERTIFICATE) ?? [];
-  if (certificates.length === 0) throw new ConfigError('EAS_SAML_IDP_CERT', 'holds no PEM certificate');
+  if (certificates.length === 0) throw new ConfigError(variable, 'holds no PEM certificate');
   for (const certificate of certificates) {
     try {
       new X509Certificate(certificate);
     } catch {
-      throw new ConfigError('EAS_SAML_IDP_CERT', 'holds a certificate that cannot be read');
+      throw new ConfigError(variable, 'holds a certificate that cannot be read');
     }
   }
   return certificates;
+}
+
+/** PEM text given in the variable itself, or read from the file it names. */
+function pemTextOf(value: string, variable: string, what: string): string {
+  if (value.includes('-----BEGIN')) return value;
+  try {
+    return readFileSync(value, 'utf8');
+  } catch {
+    // The value may be key material pasted without its header: never echoed.
+    throw new ConfigError(variable, `is neither a ${what} nor a readable file`);
+  }
+}
+
+const PEM_PRIVATE_KEY =
+  /-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA |EC )?PRIVATE KEY-----/g;
+
+/** PEM private keys (EAS_SAML_SP_KEY, EAS_OIDC_CLIENT_KEY), each checked to be readable. */
+export function readPrivateKeys(value: string, variable: string): string[] {
+  const keys = pemTextOf(value, variable, 'PEM private key').match(PEM_PRIVATE_KEY) ?? [];
+  if (keys.length === 0) throw new ConfigError(variable, 'holds no PEM private key');
+  for (const key of keys) {
+    try {
+      createPrivateKey(key);
+    } catch {
+      throw new ConfigError(variable, 'holds a private key that cannot be read');
+    }
+  }
+  return keys;
+}
+
+/**
+ * The service provider's key pair: keys and certificates pair up in order (the first key signs with the first
+ * certificate), so that a rollover lists the new pair after the old one, then moves it first.
+ */
+function readSamlKeyPair(parsed: Env): SamlKeyPair | undefined {
+  if (parsed.EAS_SAML_SP_KEY === undefined && parsed.EAS_SAML_SP_CERT === undefined) return undefined;
+  if (parsed.EAS_SAML_SP_KEY === undefined)
+    throw new ConfigError('EAS_SAML_SP_KEY', 'is required with EAS_SAML_SP_CERT');
+  if (parsed.EAS_SAML_SP_CERT === undefined)
+    throw new ConfigError('EAS_SAML_SP_CERT', 'is required with EAS_SAML_SP_KEY');
+  const privateKeys = readPrivateKeys(parsed.EAS_SAML_SP_KEY, 'EAS_SAML_SP_KEY');
+  const certificates = readCertificates(parsed.EAS_SAML_SP_CERT, 'EAS_SAML_SP_CERT');
+  const signing = new X509Certificate(certificates[0]!);
+  if (!signing.checkPrivateKey(createPrivateKey(privateKeys[0]!))) {
+    throw new ConfigError(
+      'EAS_SAML_SP_CERT',
+      'does not start with the certificate of the first EAS_SAML_SP_KEY',
+    );
+  }
+  return { privateKeys, certificates };
 }
 
 /**
@@ -409,7 +479,22 @@ function readSaml(parsed: Env): SamlConfig | undefined {
     clockSkewSeconds: parsed.EAS_SAML_CLOCK_SKEW_SECONDS,
     requestBinding: parsed.EAS_SAML_REQUEST_BINDING,
     providerName: parsed.EAS_SAML_PROVIDER_NAME,
+    spKeys: readSamlKeyPair(parsed),
+    idpSloUrl: parsed.EAS_SAML_IDP_SLO_URL,
+    sloUrl: parsed.EAS_SAML_SLO_URL ?? new URL('slo', acsUrl).href,
+    allowIdpInitiated: parsed.EAS_SAML_ALLOW_IDP_INITIATED,
   };
+}
+
+/** The one private key of `private_key_jwt`; a client authenticates one way, so not with a secret as well. */
+function readOidcClientKey(parsed: Env): string | undefined {
+  if (parsed.EAS_OIDC_CLIENT_KEY === undefined) return undefined;
+  if (parsed.EAS_OIDC_CLIENT_SECRET !== undefined) {
+    throw new ConfigError('EAS_OIDC_CLIENT_KEY', 'cannot be set together with EAS_OIDC_CLIENT_SECRET');
+  }
+  const keys = readPrivateKeys(parsed.EAS_OIDC_CLIENT_KEY, 'EAS_OIDC_CLIENT_KEY');
+  if (keys.length > 1) throw new ConfigError('EAS_OIDC_CLIENT_KEY', 'holds more than one private key');
+  return keys[0];
 }
 
 /** In the federated modes /api is the headless clients' route: API keys only, whatever else is set. */
@@ -465,6 +550,7 @@ function readOidc(parsed: Env): OidcConfig | undefined {
     issuer: parsed.EAS_OIDC_ISSUER!,
     clientId: parsed.EAS_OIDC_CLIENT_ID!,
     clientSecret: parsed.EAS_OIDC_CLIENT_SECRET,
+    clientKey: readOidcClientKey(parsed),
     redirectUrl: parsed.EAS_OIDC_REDIRECT_URL!,
     scopes: parsed.EAS_OIDC_SCOPES,
     userClaim: parsed.EAS_OIDC_USER_CLAIM,

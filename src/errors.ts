@@ -375,6 +375,14 @@ export const REASONS = {
     text: (assertionId: string) =>
       `The SAML assertion ${assertionId} was used already; an assertion signs in once. Sign in again.`,
   },
+  EAS0193E: {
+    status: 400,
+    text: (reason: string) => `The SAML logout message is refused: ${reason}.`,
+  },
+  EAS0194E: {
+    status: 400,
+    text: (reason: string) => `The logout token is refused: ${reason}.`,
+  },
 
   // Federated login: OIDC and SAML (src/auth/federated, docs/federated-login.md).
   EAS0190E: {
@@ -646,6 +654,8 @@ export const errors = {
   samlResponseRefused: (why: string) => reason('EAS0150E', [why], { attrName: 'SAMLResponse' }),
   samlAssertionReplayed: (assertionId: string) =>
     reason('EAS0151E', [assertionId], { attrName: 'SAMLResponse', attrValue: assertionId }),
+  samlLogoutRefused: (why: string) => reason('EAS0193E', [why]),
+  logoutTokenRefused: (why: string) => reason('EAS0194E', [why], { attrName: 'logout_token' }),
 
   federatedSignInRefused: (why: string) => reason('EAS0190E', [why]),
   federatedUserRefused: (userid: string) =>

@@ -6,6 +6,7 @@ import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
 import type { ApiKeyTables } from '../apikeys/repository.js';
 import type { SessionTables } from '../auth/session-repository.js';
 import type { SamlTables } from '../auth/saml/repository.js';
+import type { FederatedSessionTables } from '../auth/federated/provider-session-tables.js';
 import type { StablePageTables } from '../oslc/query/index.js';
 import type { PropertyTables } from '../properties/repository.js';
 
@@ -113,6 +114,7 @@ export interface Database
     PropertyTables,
     StablePageTables,
     SamlTables,
+    FederatedSessionTables,
     MigrationTables {}
 
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */

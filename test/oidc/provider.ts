@@ -2,7 +2,7 @@
 // its own (no external assets) and a hook that lets a test answer the token request with an ID token it crafted.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
 
 /** The password every test account signs in with at the provider. */
@@ -14,6 +14,12 @@ export interface ProviderClient {
   clientSecret: string;
   redirectUri: string;
   postLogoutRedirectUri: string;
+  /** The client's public keys: it authenticates by `private_key_jwt` instead of its secret. */
+  jwks?: { keys: JWK[] };
+  /**
+   * Where the provider posts back-channel logout tokens; unset: a capture the test reads with `logoutToken`.
+   */
+  backchannelLogoutUri?: string;
 }
 
 /** A token request the test answers itself: the crafted response body. */
@@ -30,6 +36,11 @@ export interface TestProvider {
     claims: JWTPayload,
     options?: { key?: CryptoKey; expiresIn?: string | number },
   ): Promise<string>;
+  /**
+   * Has the provider send its back-channel logout for `sub` (and its session `sid`): the token it posted, when the
+   * client's logout URI is the capture.
+   */
+  logoutToken(sub: string, sid?: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -60,6 +71,17 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
   // Set once the server listens: the issuer names its port.
   const started: { provider?: Provider } = {};
   let answer: TokenAnswer | undefined;
+  // The back-channel logout capture: the provider posts here, the test reads what it posted.
+  let captured: string | undefined;
+  const capture: Server = createServer((request, response) => {
+    void readForm(request).then((form) => {
+      captured = form.get('logout_token') ?? undefined;
+      response.writeHead(200);
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve));
+  const captureUri = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/backchannel`;
   const server: Server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
       response.statusCode = 500;
@@ -107,10 +129,20 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
         post_logout_redirect_uris: [client.postLogoutRedirectUri],
         grant_types: ['authorization_code'],
         response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
+        backchannel_logout_uri: client.backchannelLogoutUri ?? captureUri,
+        backchannel_logout_session_required: true,
+        ...(client.jwks === undefined
+          ? { token_endpoint_auth_method: 'client_secret_basic' }
+          : { token_endpoint_auth_method: 'private_key_jwt', jwks: client.jwks }),
       },
     ],
     jwks: { keys: [privateJwk] },
+    // The provider refuses outgoing requests to loopback addresses (SSRF protection); its back-channel logout goes
+    // to the test's capture or server on 127.0.0.1.
+    fetch: (url: string | URL | Request, options?: RequestInit) => {
+      const { dispatcher: _protected, ...rest } = (options ?? {}) as RequestInit & { dispatcher?: unknown };
+      return fetch(url, rest);
+    },
     findAccount: (_context, id) => ({
       accountId: id,
       claims: () => ({
@@ -123,7 +155,11 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
     claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
     // The claims of the scopes in the ID token itself, as many providers do (the relying party reads no userinfo).
     conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: true },
+      backchannelLogout: { enabled: true },
+    },
     interactions: { url: (_context, interaction) => `/interaction/${interaction.uid}` },
     // A first-party client: consent is taken as given.
     loadExistingGrant: async (context: KoaContextWithOIDC) => {
@@ -167,10 +203,61 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
         .setIssuedAt(typeof claims.iat === 'number' ? claims.iat : undefined)
         .setExpirationTime(typeof claims.exp === 'number' ? claims.exp : (options.expiresIn ?? '5m'))
         .sign(options.key ?? privateKey),
-    close: () =>
-      new Promise<void>((resolve) => {
+    logoutToken: async (sub, sid) => {
+      captured = undefined;
+      // The provider's own sending of a logout token (its typings omit the method).
+      const registered = (await provider.Client.find(client.clientId)) as unknown as {
+        backchannelLogout(sub: string, sid: string): Promise<void>;
+      };
+      await registered.backchannelLogout(sub, sid ?? '');
+      return captured;
+    },
+    close: async () => {
+      await new Promise<void>((resolve) => capture.close(() => resolve()));
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
+}
+
+/** Drives the provider's pages as a browser would, up to the redirect back to the service. */
+export async function throughProvider(
+  authorizationUrl: string,
+  login: string,
+  redirectUri: string,
+): Promise<URL> {
+  const jar = new Map<string, string>();
+  let url = authorizationUrl;
+  let init: RequestInit = {};
+  for (let step = 0; step < 10; step += 1) {
+    const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!;
+      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+    }
+    const location = response.headers.get('location');
+    if (location) {
+      const next = new URL(location, url);
+      if (next.href.startsWith(redirectUri)) return next;
+      url = next.href;
+      init = {};
+      continue;
+    }
+    const action = /<form method="post" action="([^"]+)"/.exec(await response.text())?.[1];
+    if (!action) throw new Error('no login form at the provider');
+    url = new URL(action, url).href;
+    init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ login, password: PROVIDER_PASSWORD }).toString(),
+    };
+  }
+  throw new Error('the provider did not send the browser back');
 }

@@ -1,9 +1,12 @@
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import { clearSessionCookies, sessionOfRequest, startSession, type CookiePolicy } from '../cookies.js';
 import type { LoginService } from '../login.js';
 import type { SessionEntry, SessionService } from '../sessions.js';
 import type { ReturnToPolicy } from './return-to.js';
+import { rememberProviderSession, type ProviderSession } from './provider-sessions.js';
 import type { FederatedScheme, FederatedUsers } from './service.js';
 
 /** The sign-in page, relative to the context root (docs/federated-login.md). */
@@ -16,6 +19,8 @@ export interface FederatedSignIn {
   cookies: CookiePolicy;
   logins: LoginService;
   users: FederatedUsers;
+  /** Where the provider's side of each session is kept, for single logout. */
+  db: Kysely<Database>;
 }
 
 /**
@@ -27,7 +32,7 @@ export async function signIn(
   request: FastifyRequest,
   reply: FastifyReply,
   context: FederatedSignIn,
-  login: { userid: string; scheme: FederatedScheme; name: string },
+  login: { userid: string; scheme: FederatedScheme; name: string; provider?: ProviderSession },
 ): Promise<SessionEntry> {
   const session = await startSession(request, reply, context.sessions, context.cookies, {
     userid: login.userid,
@@ -36,6 +41,7 @@ export async function signIn(
     withToken: true,
   });
   request.session = session;
+  if (login.provider) await rememberProviderSession(context.db, session.id, login.scheme, login.provider);
   context.logins.recordSignIn(login.userid, login.scheme, request.ip, login.name);
   return session;
 }

@@ -12,12 +12,14 @@ import {
   signOutLocally,
   SIGN_IN_PAGE,
 } from '../federated/sign-in.js';
+import { providerChannelRoutes } from './backchannel-routes.js';
 import { CallbackQuery, LoginQuery } from './schemas.js';
 import { SIGN_IN_STATE_SECONDS, type OidcRelyingParty } from './service.js';
 
 /** Routes of the OpenID Connect sign-in, relative to the context root (docs/federated-login.md). */
 export const OIDC_LOGIN_PATH = '/oidc/login';
 export const OIDC_LOGOUT_PATH = '/oidc/logout';
+export { OIDC_BACKCHANNEL_LOGOUT_PATH, OIDC_JWKS_PATH } from './backchannel-routes.js';
 /** The cookie that holds the sealed pending sign-in until the callback. */
 export const OIDC_STATE_COOKIE = 'EAS_OIDC_STATE';
 
@@ -64,7 +66,12 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
       const completed = await relyingParty.complete(rawQuery, readCookie(request, OIDC_STATE_COOKIE));
       const userid = await context.users.userFor(completed.identity);
       // The session cookies first (clients take the first Set-Cookie), then the spent state cookie is cleared.
-      await signIn(request, reply, context, { userid, scheme: 'OIDC', name: completed.identity.name });
+      await signIn(request, reply, context, {
+        userid,
+        scheme: 'OIDC',
+        name: completed.identity.name,
+        ...(completed.provider && { provider: completed.provider }),
+      });
       clearStateCookie(reply, cookies, OIDC_STATE_COOKIE);
       return reply
         .code(302)
@@ -87,4 +94,6 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
   };
   app.get(OIDC_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
   app.post(OIDC_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
+
+  await providerChannelRoutes(app, options);
 }

@@ -15,3 +15,8 @@ export const CallbackQuery = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** The provider's back-channel logout: a form with the signed logout token. */
+export const BackChannelLogoutBody = Type.Object({
+  logout_token: Type.String({ minLength: 1, maxLength: 8192 }),
+});

@@ -1,8 +1,11 @@
 import type * as openid from 'openid-client';
 import { LOOPBACK_HOSTS, type OidcConfig } from '../../config.js';
 import { errors } from '../../errors.js';
+import type { ProviderSession } from '../federated/provider-sessions.js';
 import { SealedState } from '../federated/sealed-state.js';
 import type { FederatedIdentity } from '../federated/service.js';
+import { clientKeyOf, type ClientKey } from './client-key.js';
+import { providerKeys, verifyLogoutToken, type LogoutSubject, type ProviderKeys } from './logout-token.js';
 
 type OpenidClient = typeof openid;
 
@@ -39,6 +42,8 @@ export interface OidcRelyingPartyOptions {
 export interface CompletedSignIn {
   identity: FederatedIdentity;
   returnTo: string;
+  /** The provider's subject and session, which its back-channel logout names. */
+  provider: ProviderSession | undefined;
 }
 
 /**
@@ -49,6 +54,8 @@ export interface CompletedSignIn {
 export class OidcRelyingParty {
   private discovered: Promise<openid.Configuration> | undefined;
   private readonly pending: SealedState<PendingSignIn>;
+  private clientKey: Promise<ClientKey> | undefined;
+  private keys: Promise<ProviderKeys> | undefined;
 
   constructor(private readonly options: OidcRelyingPartyOptions) {
     this.pending = new SealedState(options.stateKey, 'oidc sign-in');
@@ -118,7 +125,36 @@ export class OidcRelyingParty {
         email: typeof claims.email === 'string' ? claims.email : undefined,
       },
       returnTo: pending.returnTo,
+      provider:
+        typeof claims.sub === 'string'
+          ? { subject: claims.sub, providerSession: typeof claims.sid === 'string' ? claims.sid : undefined }
+          : undefined,
     };
+  }
+
+  /** The public key of `private_key_jwt` (its JWKS), or undefined when the client authenticates otherwise. */
+  async publicKeys(): Promise<{ keys: object[] } | undefined> {
+    const key = this.signingKey();
+    return key && { keys: [(await key).publicJwk] };
+  }
+
+  private signingKey(): Promise<ClientKey> | undefined {
+    const pem = this.options.settings.clientKey;
+    if (pem === undefined) return undefined;
+    this.clientKey ??= clientKeyOf(pem);
+    return this.clientKey;
+  }
+
+  /** A back-channel logout token, checked against the provider's keys: whose sessions end (logout-token.ts). */
+  async logoutSubject(token: string): Promise<LogoutSubject> {
+    const configuration = await this.configuration();
+    const metadata = configuration.serverMetadata();
+    if (metadata.jwks_uri === undefined) throw errors.identityProviderUnavailable();
+    this.keys ??= providerKeys(metadata.jwks_uri);
+    return verifyLogoutToken(token, await this.keys, {
+      issuer: metadata.issuer,
+      clientId: this.options.settings.clientId,
+    });
   }
 
   /** RP-initiated logout at the provider, when it offers it: where to send the browser after the local logout. */
@@ -151,13 +187,16 @@ export class OidcRelyingParty {
     // Plain http only to a provider on the loopback address (configuration refuses any other).
     const insecure = issuerUrl.protocol === 'http:' && LOOPBACK_HOSTS.has(issuerUrl.hostname);
     const client = await openidClient();
-    const configuration = await client.discovery(
-      issuerUrl,
-      clientId,
-      undefined,
-      clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret),
-      { ...(insecure && { execute: [client.allowInsecureRequests] }), timeout: 10 },
-    );
+    const key = await this.signingKey();
+    const authentication = key
+      ? client.PrivateKeyJwt({ key: key.key, kid: key.kid })
+      : clientSecret === undefined
+        ? client.None()
+        : client.ClientSecretBasic(clientSecret);
+    const configuration = await client.discovery(issuerUrl, clientId, undefined, authentication, {
+      ...(insecure && { execute: [client.allowInsecureRequests] }),
+      timeout: 10,
+    });
     // The ID token's signature is checked against the provider's published keys, not only trusted because it came
     // over the token endpoint's connection.
     client.enableNonRepudiationChecks(configuration);

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
   clearStateCookie,
@@ -7,10 +7,9 @@ import {
   returnToPolicy,
   setStateCookie,
   signIn,
-  signOutLocally,
-  SIGN_IN_PAGE,
   type FederatedSignIn,
 } from '../federated/sign-in.js';
+import { samlLogoutRoutes } from './logout-routes.js';
 import { AcsBody, LoginQuery } from './schemas.js';
 import { REQUEST_VALIDITY_MS, type LoginStart, type SamlService } from './service.js';
 
@@ -18,7 +17,7 @@ import { REQUEST_VALIDITY_MS, type LoginStart, type SamlService } from './servic
 export const SAML_LOGIN_PATH = '/saml/login';
 export const SAML_ACS_PATH = '/saml/acs';
 export const SAML_METADATA_PATH = '/saml/metadata';
-export const SAML_LOGOUT_PATH = '/saml/logout';
+export { SAML_LOGOUT_PATH, SAML_SLO_PATH } from './logout-routes.js';
 
 /** The cookie naming the sign-in requests this browser started (the latest few: several tabs may sign in at once). */
 export const SAML_REQUESTS_COOKIE = 'EAS_SAML_REQUESTS';
@@ -113,7 +112,12 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
         email: accepted.email,
       });
       // The session cookies first (clients take the first Set-Cookie), then the spent request cookie is cleared.
-      await signIn(request, reply, context, { userid, scheme: 'SAML', name: accepted.identity });
+      await signIn(request, reply, context, {
+        userid,
+        scheme: 'SAML',
+        name: accepted.identity,
+        provider: accepted.provider,
+      });
       if (started !== undefined) clearStateCookie(reply, context.cookies, SAML_REQUESTS_COOKIE);
       // RelayState comes back through the browser unsigned: checked again, and dropped when it is not same-origin.
       const returnTo = sameOriginTarget(request.body.RelayState, returnToPolicy(request, contextRoot));
@@ -122,21 +126,8 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
   );
 
   routes.get(SAML_METADATA_PATH, { config: { access: { kind: 'public' } } }, async (_request, reply) =>
-    reply
-      .code(200)
-      .type('application/samlmetadata+xml; charset=utf-8')
-      .send(await saml.metadata()),
+    reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(saml.metadata()),
   );
 
-  // Ends the session here only: the provider's own session stays (single logout is not offered).
-  const logout = async (request: FastifyRequest, reply: FastifyReply) => {
-    await signOutLocally(request, reply, context, 'SAML');
-    return reply
-      .code(302)
-      .header('cache-control', 'no-store')
-      .header('location', `${contextRoot}${SIGN_IN_PAGE}`)
-      .send();
-  };
-  app.get(SAML_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
-  app.post(SAML_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
+  samlLogoutRoutes(app, options);
 }

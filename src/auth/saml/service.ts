@@ -3,18 +3,23 @@
 // or of the assertion against the configured certificates only, the issuer, the audience and the conditions' time
 // window. What it leaves to its caller is done here: the bearer subject confirmation (recipient, InResponseTo, time
 // window), the response's Destination, and replay, in the database so that every process sees every consumption.
+// With a key pair of its own it signs its requests and decrypts assertions; single logout is in logout.ts.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SAML, CacheProvider, Profile } from '@node-saml/node-saml';
 import type { SamlConfig } from '../../config.js';
 import { errors } from '../../errors.js';
+import type { ProviderSession } from '../federated/provider-sessions.js';
+import { libraryOptions, REQUEST_VALIDITY_MS, type LibraryUse } from './library.js';
+import { serviceProviderMetadata } from './metadata.js';
 import { consumeAssertion, deleteExpired, findRequest, saveRequest, type SamlDb } from './repository.js';
 
-/** How long an authentication request may be answered: the time a person may spend at the identity provider. */
-export const REQUEST_VALIDITY_MS = 60 * 60 * 1000;
+export { REQUEST_VALIDITY_MS } from './library.js';
 /** Longest assertion id kept (the column's length); a longer one is refused rather than cut. */
 const MAX_ASSERTION_ID_LENGTH = 256;
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const CLEANUP_INTERVAL_MS = 60_000;
+/** The library's (and OpenSSL's) words for a key that cannot decrypt the assertion's key. */
+const DECRYPTION_FAILURE = /decrypt|EncryptedAssertion|EncryptedKey|oaep|rsa routines|padding/i;
 
 /** Where to send the browser to start a sign-in, by the configured binding, and the id of the request sent. */
 export type LoginStart = { requestId: string } & (
@@ -31,6 +36,8 @@ export interface SamlSignIn {
   /** For a user created at sign-in (docs/federated-login.md, "Users"): `displayName` and mail attributes. */
   displayName: string | undefined;
   email: string | undefined;
+  /** The provider's session, which its single logout names. */
+  provider: ProviderSession;
 }
 
 export interface SamlServiceOptions {
@@ -66,8 +73,8 @@ type ConfirmationData = NonNullable<
 >;
 
 export class SamlService {
-  /** The library's service provider, built at the first use (see library()). */
-  private saml: Promise<SAML> | undefined;
+  /** The library's service providers, by use, each built at its first use (see library()). */
+  private readonly instances = new Map<string, Promise<SAML>>();
   private readonly requests: CacheProvider;
   /** The id the library gives the request being built, caught as it is saved (one store per startLogin call). */
   private readonly issuing = new AsyncLocalStorage<{ requestId?: string }>();
@@ -107,41 +114,25 @@ export class SamlService {
   }
 
   /**
-   * The library is loaded at the first sign-in or metadata request, not at start-up: a server that does not use
-   * SAML never compiles it (docs/startup.md). The settings were checked by the configuration already.
+   * The library is loaded at the first sign-in or logout, not at start-up: a server that does not use SAML never
+   * compiles it (docs/startup.md). The settings were checked by the configuration already.
    */
-  private library(): Promise<SAML> {
-    this.saml ??= import('@node-saml/node-saml').then(({ SAML, ValidateInResponseTo }) => {
-      const { config } = this.options;
-      return new SAML({
-        entryPoint: config.idpSsoUrl,
-        idpCert: config.idpCertificates,
-        ...(config.idpEntityId !== undefined && { idpIssuer: config.idpEntityId }),
-        issuer: config.spEntityId,
-        audience: config.spEntityId,
-        callbackUrl: config.acsUrl,
-        // Either the response or the assertion must carry a valid signature by one of the configured certificates;
-        // the library refuses a response with neither.
-        wantAssertionsSigned: false,
-        wantAuthnResponseSigned: false,
-        acceptedClockSkewMs: this.skewMs,
-        validateInResponseTo: ValidateInResponseTo.ifPresent,
-        requestIdExpirationPeriodMs: REQUEST_VALIDITY_MS,
-        cacheProvider: this.requests,
-        identifierFormat: null,
-        // The provider chooses how the person authenticates.
-        disableRequestedAuthnContext: true,
-        authnRequestBinding: config.requestBinding === 'post' ? 'HTTP-POST' : 'HTTP-Redirect',
-        // The HTTP-POST binding carries the request base64-encoded only; DEFLATE belongs to HTTP-Redirect.
-        skipRequestCompression: config.requestBinding === 'post',
-      });
-    });
-    return this.saml;
+  library(use: LibraryUse = { decryptionKey: 0, encrypted: false, logout: false }): Promise<SAML> {
+    const name = `${use.decryptionKey} ${use.encrypted} ${use.logout}`;
+    let instance = this.instances.get(name);
+    if (!instance) {
+      instance = import('@node-saml/node-saml').then(
+        ({ SAML, ValidateInResponseTo }) =>
+          new SAML(libraryOptions(this.options.config, use, this.requests, ValidateInResponseTo)),
+      );
+      this.instances.set(name, instance);
+    }
+    return instance;
   }
 
-  /** The SP metadata document (entity id, ACS with the HTTP-POST binding), for the identity provider's setup. */
-  async metadata(): Promise<string> {
-    return (await this.library()).generateServiceProviderMetadata(null, null);
+  /** The SP metadata document (metadata.ts), for the identity provider's setup. */
+  metadata(): string {
+    return serviceProviderMetadata(this.options.config);
   }
 
   /** A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response. */
@@ -175,19 +166,20 @@ export class SamlService {
    */
   async acceptResponse(samlResponse: string, startedHere?: readonly string[]): Promise<SamlSignIn> {
     const { config, db } = this.options;
-    const saml = await this.library();
-    const destination = await responseDestination(samlResponse);
-    if (destination !== undefined && destination !== config.acsUrl) {
-      throw this.refuse(`the response is addressed to ${destination}`, `Destination ${destination}`);
+    const shape = await responseShape(samlResponse);
+    if (shape.destination !== undefined && shape.destination !== config.acsUrl) {
+      throw this.refuse(
+        `the response is addressed to ${shape.destination}`,
+        `Destination ${shape.destination}`,
+      );
     }
-    let profile: Profile | null;
-    try {
-      ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
-    } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
-      throw this.refuse(reasonOf(detail), detail);
+    if (shape.encrypted && config.spKeys === undefined) {
+      throw this.refuse(
+        'its assertion is encrypted and this service has no key',
+        'EncryptedAssertion, no key',
+      );
     }
-    if (!profile) throw this.refuse('it holds no assertion', 'no profile');
+    const profile = await this.verifiedProfile(samlResponse, shape.encrypted);
     // The library compares the issuer of logout messages only; the assertion's (signed) issuer is checked here.
     if (config.idpEntityId !== undefined && profile.issuer !== config.idpEntityId) {
       throw this.refuse('it comes from another identity provider', `Issuer ${profile.issuer ?? '(none)'}`);
@@ -198,18 +190,10 @@ export class SamlService {
       throw this.refuse('its assertion has no usable ID', 'assertion ID missing or too long');
     }
     const confirmation = this.bearerConfirmation(assertion);
-    const requestId = confirmation.InResponseTo!;
-    // A valid response for one browser must not sign in another (login CSRF: a victim signed in as the attacker).
-    if (startedHere !== undefined && !startedHere.includes(requestId)) {
-      throw this.refuse(
-        'it answers a sign-in this browser did not start',
-        `InResponseTo ${requestId} not started here`,
-      );
-    }
     const now = new Date(this.now());
-    if ((await findRequest(db, requestId, now)) === undefined) {
-      throw this.refuse('it answers no sign-in request of this service', `InResponseTo ${requestId}`);
-    }
+    const requestId = confirmation.InResponseTo;
+    // IdP-initiated (unsolicited) responses answer no request: allowed only when configured (bearerConfirmation).
+    if (requestId !== undefined && requestId !== '') await this.checkAnswered(requestId, startedHere, now);
     const identity = this.identityOf(profile);
     const expires = new Date(
       Math.max(
@@ -231,7 +215,50 @@ export class SamlService {
       issuer: profile.issuer,
       displayName: firstText(profile.attributes, 'displayName'),
       email: typeof profile.email === 'string' ? profile.email : firstText(profile.attributes, 'email'),
+      provider: {
+        subject: profile.nameID,
+        subjectFormat: profile.nameIDFormat,
+        providerSession: profile.sessionIndex,
+      },
     };
+  }
+
+  /**
+   * The library's verification: only what a configured certificate signed is read. An encrypted assertion is tried
+   * with each of this service's keys (the provider may still encrypt for the previous one during a rollover).
+   */
+  private async verifiedProfile(samlResponse: string, encrypted: boolean): Promise<Profile> {
+    const keys = encrypted ? (this.options.config.spKeys?.privateKeys.length ?? 1) : 1;
+    let failure = '';
+    for (let decryptionKey = 0; decryptionKey < keys; decryptionKey += 1) {
+      const saml = await this.library({ decryptionKey, encrypted, logout: false });
+      let profile: Profile | null;
+      try {
+        ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
+      } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
+        // Only a key that cannot decrypt makes the next one worth trying.
+        if (!DECRYPTION_FAILURE.test(failure) || /signature/i.test(failure)) break;
+        continue;
+      }
+      if (!profile) throw this.refuse('it holds no assertion', 'no profile');
+      return profile;
+    }
+    throw this.refuse(reasonOf(failure), failure);
+  }
+
+  /** A response to a request must answer one this service sent, and (when it can tell) this browser started. */
+  private async checkAnswered(requestId: string, startedHere: readonly string[] | undefined, now: Date) {
+    // A valid response for one browser must not sign in another (login CSRF: a victim signed in as the attacker).
+    if (startedHere !== undefined && !startedHere.includes(requestId)) {
+      throw this.refuse(
+        'it answers a sign-in this browser did not start',
+        `InResponseTo ${requestId} not started here`,
+      );
+    }
+    if ((await findRequest(this.options.db, requestId, now)) === undefined) {
+      throw this.refuse('it answers no sign-in request of this service', `InResponseTo ${requestId}`);
+    }
   }
 
   /**
@@ -261,8 +288,11 @@ export class SamlService {
     const answering = inTime.find(
       (data) => typeof data.InResponseTo === 'string' && data.InResponseTo !== '',
     );
-    if (!answering) throw this.refuse('it answers no sign-in request of this service', 'no InResponseTo');
-    return answering;
+    if (answering) return answering;
+    if (!this.options.config.allowIdpInitiated) {
+      throw this.refuse('it answers no sign-in request of this service', 'no InResponseTo');
+    }
+    return inTime[0]!;
   }
 
   /** The user id: the configured attribute's (first) value, else the NameID. */
@@ -282,8 +312,17 @@ export class SamlService {
   }
 
   private refuse(reason: string, detail: string) {
-    this.options.logRefusal?.(detail);
+    this.logRefusal(detail);
     return errors.samlResponseRefused(reason);
+  }
+
+  /** Notes why a message was refused, in the library's words (the client gets a shorter reason). */
+  logRefusal(detail: string): void {
+    this.options.logRefusal?.(detail);
+  }
+
+  get config(): SamlConfig {
+    return this.options.config;
   }
 }
 
@@ -297,6 +336,7 @@ function firstText(attributes: unknown, name: string): string | undefined {
 /** The library's messages, shortened to what the person or administrator needs (the log has them in full). */
 function reasonOf(detail: string): string {
   if (/signature/i.test(detail)) return 'it is not signed by a certificate of the identity provider';
+  if (DECRYPTION_FAILURE.test(detail)) return "its assertion cannot be decrypted with this service's keys";
   if (/audience/i.test(detail)) return 'its assertion is meant for another audience';
   // The library's subject-confirmation search keeps only confirmations in their time window.
   if (/expired|not yet valid|NotBefore|NotOnOrAfter|valid subject confirmation/i.test(detail))
@@ -308,10 +348,11 @@ function reasonOf(detail: string): string {
 }
 
 /**
- * The Response's `Destination`, read from the raw message before verification: it is compared only, never trusted,
- * and a response that names another endpoint is refused whatever its signature.
+ * What the raw message says before verification: the Response's `Destination` (compared only, never trusted: a
+ * response that names another endpoint is refused whatever its signature) and whether it carries an encrypted
+ * assertion (which then must be signed inside).
  */
-async function responseDestination(samlResponse: string): Promise<string | undefined> {
+async function responseShape(samlResponse: string): Promise<{ destination?: string; encrypted: boolean }> {
   const { DOMParser } = await import('@xmldom/xmldom');
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   let root: Element | null;
@@ -319,8 +360,13 @@ async function responseDestination(samlResponse: string): Promise<string | undef
     root = new DOMParser({ errorHandler: () => undefined }).parseFromString(xml, 'text/xml').documentElement;
   } catch {
     // Not XML at all: the library refuses it with its own reason.
-    return undefined;
+    return { encrypted: false };
   }
-  if (root?.localName !== 'Response' || !root.hasAttribute('Destination')) return undefined;
-  return root.getAttribute('Destination') ?? undefined;
+  if (root?.localName !== 'Response') return { encrypted: false };
+  let encrypted = false;
+  for (let child = root.firstChild; child; child = child.nextSibling) {
+    if ((child as Element).localName === 'EncryptedAssertion') encrypted = true;
+  }
+  const destination = root.hasAttribute('Destination') ? root.getAttribute('Destination') : null;
+  return { ...(destination !== null && { destination }), encrypted };
 }

@@ -15,6 +15,7 @@ import { migrationPackages } from './0013-migration-packages.js';
 import { samlReplay } from './0014-saml-replay.js';
 import { migrationDrift } from './0015-migration-drift.js';
 import { serviceRequests } from './0017-service-requests.js';
+import { federatedSessions } from './0020-federated-sessions.js';
 import { corsProperties } from './0022-cors-properties.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
@@ -41,6 +42,7 @@ export const migrations: readonly Migration[] = [
   samlReplay,
   migrationDrift,
   serviceRequests,
+  federatedSessions,
   corsProperties,
 ];
 

@@ -166,6 +166,8 @@ export async function createServices(
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
   resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
+  resources.addWriteRules('DMPKGDEFCONTENT', migration.contentRules);
+  resources.addReadTransform('DMPKGDSTTRGT', 'url', migration.targetUrlShown);
   resources.addWriteObserver(migration.changeObserver, migration.changeWrites);
   metrics.gauge({
     name: 'eas_admin_mode_state',

@@ -39,6 +39,7 @@ export const DownloadQuery = Type.Object({
 export type DownloadQuery = Static<typeof DownloadQuery>;
 
 export const UploadQuery = Type.Object({
-  filename: Type.Optional(Type.String({ maxLength: 200 })),
+  // Required: the target-side record names the file it came from (docs/migration.md, "Uploads").
+  filename: Type.String({ minLength: 1, maxLength: 200 }),
 });
 export type UploadQuery = Static<typeof UploadQuery>;

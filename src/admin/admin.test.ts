@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { json, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { DEMO_PASSWORD, TEST_DATABASE_URL } from '../../test/helpers/storage.js';
 import { lockDataDirectory } from '../db/data-dir-lock.js';
 import { openStorage, type Storage } from '../db/database.js';

@@ -249,6 +249,7 @@ async function openAdminStorage(config: AppConfig): Promise<Storage> {
           'one process may open it. Stop that server and run this command again, or make the change through ' +
           'the running server: `npx eas adminmode off` (administrator credentials in EAS_USER and EAS_PASSWORD, ' +
           'or EAS_APIKEY), or the API (docs/adminmode.md).',
+        { cause: error },
       );
     throw error;
   }

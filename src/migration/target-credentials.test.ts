@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { splitUrlCredentials } from './credentials.js';
 
 /**

@@ -30,7 +30,7 @@ const DEFAULT_CONNECTIONS = [4, 32];
 const USAGE = `usage: npm run bench -- [section ...] [options]
 
 sections (default: all): startup, ${sections.map((section) => section.name).join(', ')}
-soak:                    npm run bench -- soak [--duration <s> (default 600)] [--connections <n>]
+soak:                    npm run bench -- soak [--duration <s> (default 1800)] [--connections <n>]
 memo:                    npm run bench -- memo (what each memo cache of the request path saves, in-process)
 deploy:                  npm run bench -- deploy [--records <n> (default 100000)] [--heap <MiB>]
                          (a package deploy against INSERTs; --heap limits the servers' V8 old space)
@@ -316,7 +316,7 @@ async function main(): Promise<number> {
   if (positionals.length === 1 && positionals[0]!.toLowerCase() === 'soak') {
     const result = await soak({
       databaseUrl: BENCH_DATABASE_URL,
-      durationSeconds: positiveNumber('duration', values.duration, 600),
+      durationSeconds: positiveNumber('duration', values.duration, 1800),
       connections: Math.round(positiveNumber('connections', values.connections, 2 * availableParallelism())),
       log,
     });

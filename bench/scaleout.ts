@@ -25,7 +25,7 @@ const DEMO_PASSWORD = 'scaleout-demo-pw';
 const MASTER_KEY = 'eas-scaleout-master-key-0123456789abcdef';
 const SERVER_ENTRY = join(rootDir, 'dist', 'bundle', 'server.js');
 /** A public page answering 200 without credentials: HAProxy's health check. */
-const HEALTH_PATH = '/maximo/webclient/login/landing.jsp';
+const HEALTH_PATH = '/maximo/health/ready';
 /**
  * How long a change may take to reach the other process: the change bus delivers it after the writer's commit
  * (docs/deploy.md). Past it, every request must see the change, and none may see the old state again.

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { Server } from './faults.js';
+import { rssSlopeMiBPerHour } from './lib/verdict.js';
 
 /**
  * The soak: one real server process on a fresh PostgreSQL schema, first driven flat out for a few seconds to
@@ -38,6 +39,10 @@ export interface SoakResult {
   non2xx: number;
   rssMiB: { start: number; firstQuarterPeak: number; lastQuarterPeak: number; end: number; max: number };
   samples: Array<{ second: number; rssMiB: number }>;
+  /** Seconds of warm-up left out of the slope: a quarter of the duration, at most 5 minutes. */
+  warmupSeconds: number;
+  /** Least-squares slope of the RSS after the warm-up, MiB per hour (undefined: too few samples). */
+  rssSlopeMiBPerHour: number | undefined;
   bounded: boolean;
   passed: boolean;
 }
@@ -140,6 +145,8 @@ export async function soak(settings: SoakSettings): Promise<SoakResult> {
     const firstQuarterPeak = peak(0, quarter);
     const lastQuarterPeak = peak(settings.durationSeconds - quarter, Infinity);
     const bounded = lastQuarterPeak <= firstQuarterPeak * 1.25 + 32;
+    const warmupSeconds = Math.min(300, Math.round(quarter));
+    const slope = rssSlopeMiBPerHour(samples, warmupSeconds);
     const soakResult: SoakResult = {
       capacityPerSecond: Math.round(capacity),
       targetPerSecond: target,
@@ -156,6 +163,8 @@ export async function soak(settings: SoakSettings): Promise<SoakResult> {
         max: Math.max(...samples.map((s) => s.rssMiB)),
       },
       samples,
+      warmupSeconds,
+      rssSlopeMiBPerHour: slope === undefined ? undefined : Number(slope.toFixed(1)),
       bounded,
       passed: bounded && result.errors + result.timeouts === 0 && result.non2xx === 0 && server.alive,
     };
@@ -177,6 +186,9 @@ export function formatSoak(result: SoakResult): string {
     `  ${result.requests} requests, ${result.non2xx} non-2xx, ${result.errors} errors/timeouts`,
     `  RSS MiB: start ${rssMiB.start}, first-quarter peak ${rssMiB.firstQuarterPeak}, last-quarter peak ` +
       `${rssMiB.lastQuarterPeak}, end ${rssMiB.end}, max ${rssMiB.max} (${result.bounded ? 'bounded' : 'GROWING'})`,
+    `  RSS slope after ${result.warmupSeconds} s of warm-up: ${
+      result.rssSlopeMiBPerHour === undefined ? 'too few samples' : `${result.rssSlopeMiBPerHour} MiB/h`
+    }`,
     '  samples in bench/results/soak.json',
   ].join('\n');
 }

@@ -38,6 +38,7 @@ import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
 import { consoleRoutes, signInLocation, wantsPage } from './console/routes.js';
+import { healthRoutes } from './health/routes.js';
 import { errorMessageRoutes } from './http/error-messages.js';
 import { guardListener, keepReadingRefusedBody, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
@@ -47,6 +48,7 @@ import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { echoRequestId, lazyRequestLoggers, requestIdOf } from './http/request-id.js';
 import { sendJson } from './http/reply.js';
+import { RETRY_AFTER_SECONDS } from './http/retry-after.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { swaggerOptions } from './openapi/document.js';
 import { openApiRoutes } from './openapi/routes.js';
@@ -114,6 +116,24 @@ class ErrorLinesOnly extends LogController {
   }
 }
 
+/**
+ * At info: one line per request, written when it completes, with its method, redacted URL, client address, status
+ * and time (docs/operations.md, "Logging"). Fastify's `incoming request` line would double the log and bury the
+ * first-start banner; a request that fails still gets its error lines.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) super.requestCompleted(error, request, reply);
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export async function buildApp(
   config: AppConfig,
   storage: Storage,
@@ -155,7 +175,7 @@ export async function buildApp(
     requestIdHeader: false,
     genReqId: requestIdOf,
     // Above info, Fastify's own two info lines per request would be dropped anyway: not even asked for.
-    ...(!requestsLogged && { logController: new ErrorLinesOnly() }),
+    logController: requestsLogged ? new OneLinePerRequest() : new ErrorLinesOnly(),
     bodyLimit: config.bodyLimit,
     // Rest ids are base64 of every key value: a synonym-domain value's runs to about 200 characters, past the
     // router's default limit of 100 for a path parameter.
@@ -322,6 +342,7 @@ export async function buildApp(
     sessions,
     auth,
   });
+  await app.register(healthRoutes, { prefix: config.contextRoot, health: graph.health });
   await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
   await app.register(corsRoutes, { contextRoot: config.contextRoot, rules: corsRules });
   // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
@@ -456,6 +477,9 @@ function registerErrorContract(
       // was never sent to the client and ends by itself after the idle timeout.
       request.log.warn({ err: endFailure }, 'could not end the session of a refused request');
     }
+    // A client told when to come back does not hammer a server whose database is away (docs/operations.md).
+    if (maximo.status === 503 && !reply.hasHeader('retry-after'))
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     return sendJson(
       reply,
       maximo.status,

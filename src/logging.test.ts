@@ -13,6 +13,9 @@ interface LogLine {
   msg?: string;
   reqId?: string;
   err?: { message?: string };
+  req?: { method?: string; url?: string };
+  res?: { statusCode?: number };
+  responseTime?: number;
 }
 
 /** An app logging at `level` into memory, with a public route that fails unexpectedly. */
@@ -78,9 +81,31 @@ describe('request logging', () => {
         'levels below the logger are off',
       );
       for (const line of lines.filter((logged) => logged.reqId !== undefined)) assert.equal(line.reqId, id);
-      if (level === 'info') assert.equal(lines.filter((line) => line.reqId === id).length, 3);
+      if (level === 'info') assert.equal(lines.filter((line) => line.reqId === id).length, 2);
     });
   }
+
+  test('at info, one line per request: method, redacted URL, status and time, with its request id', async () => {
+    const { app, lines } = await appLoggingAt(storage, 'info');
+    apps.push(app);
+    lines.length = 0;
+    const response = await app.inject({
+      url: '/maximo/oslc/os/mxapiasset?lean=1&apikey=0123456789abcdef0123456789abcdef0123456789abcdef',
+      headers: { 'x-request-id': 'one-line-1' },
+    });
+    assert.ok(response.statusCode >= 400, 'an unknown key is refused');
+    const ofRequest = lines.filter((line) => line.reqId === 'one-line-1');
+    assert.deepEqual(
+      ofRequest.map((line) => line.msg),
+      ['request completed'],
+      'no separate incoming-request line',
+    );
+    const line = ofRequest[0]!;
+    assert.equal(line.req?.method, 'GET');
+    assert.equal(line.req?.url, '/maximo/oslc/os/mxapiasset?lean=1&apikey=[redacted]');
+    assert.equal(line.res?.statusCode, response.statusCode);
+    assert.equal(typeof line.responseTime, 'number');
+  });
 
   test('an unsafe or missing x-request-id is replaced by a generated one; refusals carry it too', async () => {
     const { app, lines } = await appLoggingAt(storage, 'warn');

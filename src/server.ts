@@ -40,6 +40,9 @@ async function main(): Promise<void> {
   );
   await migrateToLatest(storage);
   const notes = await firstStart(config, storage);
+  // Before anything else can fail (the port taken, a bad certificate): a generated password exists only in this
+  // process, and a start that failed after storing its hash must not lose it (docs/startup.md, "First start").
+  printGeneratedPasswords(notes);
   const { app, services } = await buildApp(config, storage);
   reportFault = (description) => app.log.warn(`database connection: ${description}`);
 
@@ -120,6 +123,23 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
   return notes;
 }
 
+/** The command that replaces a lost administrator password (src/admin/cli.ts). */
+const RESET_ADMIN_PASSWORD = 'npm run admin -- reset-password MAXADMIN';
+
+function printGeneratedPasswords(notes: FirstStartNotes): void {
+  const lines: string[] = [];
+  if (notes.adminPassword)
+    lines.push(
+      `eas: first start: administrator MAXADMIN created with the generated password ${notes.adminPassword}`,
+      `     (shown only now: keep it; set EAS_ADMIN_PASSWORD to choose it; lost, replace it: ${RESET_ADMIN_PASSWORD})`,
+    );
+  if (notes.demoPassword)
+    lines.push(
+      `eas: first start: demo users WILSON, SMITH created with the generated password ${notes.demoPassword}`,
+    );
+  if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 function printWelcome(
   config: AppConfig,
   storage: Storage,
@@ -135,7 +155,7 @@ function printWelcome(
     `Enterprise Asset Service listening on ${base}  (storage: ${storageText})`,
     notes.adminPassword
       ? `  Administrator: MAXADMIN / ${notes.adminPassword}   (generated; shown only now, set EAS_ADMIN_PASSWORD to choose it)`
-      : '  Administrator: MAXADMIN (password from EAS_ADMIN_PASSWORD, or the one printed at first start)',
+      : `  Administrator: MAXADMIN (password from EAS_ADMIN_PASSWORD, or the one printed at first start; lost: ${RESET_ADMIN_PASSWORD})`,
   ];
   if (metricsPort !== undefined) {
     lines.push(
@@ -171,6 +191,10 @@ main().catch((error: unknown) => {
     error instanceof MetadataError
   ) {
     process.stderr.write(`eas: ${error.message}\n`);
+  } else if ((error as { code?: unknown } | null)?.code === 'EADDRINUSE') {
+    process.stderr.write(
+      `eas: start-up failed: the address is in use (PORT, HOST): ${(error as Error).message}\n`,
+    );
   } else if (isDatabaseUnavailable(error)) {
     // The error's own text names the server and port (docs/operations.md): its code says enough.
     process.stderr.write(`eas: start-up failed: the database cannot be reached: ${describeFault(error)}\n`);

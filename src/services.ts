@@ -16,6 +16,7 @@ import { DbConfigService } from './dbconfig/service.js';
 import { DOMAIN_OBJECTS, DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { loadMasterKey } from './apikeys/vault.js';
+import { HealthService } from './health/service.js';
 import { CredentialSeal } from './migration/credentials.js';
 import { DEFINITION_OBJECTS, MigrationService } from './migration/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
@@ -43,6 +44,8 @@ export interface ServiceGraph {
   lookups: LookupService;
   system: SystemService;
   migration: MigrationService;
+  /** Liveness and readiness for load balancers (docs/operations.md, "Health checks"). */
+  health: HealthService;
   adminMode: AdminModeService;
   dbconfig: DbConfigService;
   /** The SAML service provider, in `saml` mode only. */
@@ -166,6 +169,8 @@ export async function createServices(
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
   resources.addWriteRules('DMPKGDSTTRGT', migration.targetRules);
+  resources.addWriteRules('DMPKGDEFCONTENT', migration.contentRules);
+  resources.addReadTransform('DMPKGDSTTRGT', 'url', migration.targetUrlShown);
   resources.addWriteObserver(migration.changeObserver, migration.changeWrites);
   metrics.gauge({
     name: 'eas_admin_mode_state',
@@ -204,6 +209,7 @@ export async function createServices(
         logWarning: (error, message) => log.warn({ err: error }, message),
       }),
     apiKeys,
+    health: new HealthService(storage),
     lookups: new LookupService(db, metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
     migration,

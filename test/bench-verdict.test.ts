@@ -1,7 +1,7 @@
 // The arithmetic behind every figure of `npm run bench` (bench/lib/verdict.ts, bench/README.md "Reading the table").
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { median, pairVerdict, roundRatios, sliceOrder } from '../bench/lib/verdict.js';
+import { median, pairVerdict, roundRatios, rssSlopeMiBPerHour, sliceOrder } from '../bench/lib/verdict.js';
 
 const slices = (...values: number[]) => values.map((requestsPerSecond) => ({ requestsPerSecond }));
 
@@ -44,5 +44,27 @@ describe('benchmark verdicts', () => {
     assert.equal(pairVerdict([0.7996], 0.8).verdict, 'PASS', 'rounded to three places first');
     assert.equal(pairVerdict([0.79], 0.8).verdict, 'FAIL');
     assert.deepEqual(pairVerdict([0.4, 0.6], undefined), { ratio: 0.5, verdict: 'INFO' });
+  });
+
+  test('the RSS slope of the soak: least squares over the samples after the warm-up, in MiB per hour', () => {
+    const samples = [
+      { second: 0, rssMiB: 100 },
+      { second: 60, rssMiB: 180 },
+      { second: 120, rssMiB: 181 },
+      { second: 180, rssMiB: 182 },
+      { second: 240, rssMiB: 183 },
+    ];
+    assert.equal(rssSlopeMiBPerHour(samples, 120), 60, 'one MiB a minute once warm');
+    assert.equal(rssSlopeMiBPerHour(samples, 240), undefined, 'one sample is no slope');
+    assert.equal(
+      rssSlopeMiBPerHour(
+        [
+          { second: 5, rssMiB: 1 },
+          { second: 5, rssMiB: 2 },
+        ],
+        0,
+      ),
+      undefined,
+    );
   });
 });

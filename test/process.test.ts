@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -252,6 +253,34 @@ describe('the server process', () => {
       });
     });
   }
+
+  test('a first start that fails after creating the administrator has printed its password, and it works', async () => {
+    const dataDir = await temporaryDirectory();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    let result: Finished;
+    try {
+      result = await failedStart({ PORT: String(port), EAS_DATA_DIR: dataDir });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    assert.notEqual(result.code, 0, 'the port is taken');
+    assert.match(result.stderr, /address is in use/, result.stderr);
+    const printed = /MAXADMIN created with the generated password (\S+)/.exec(result.stdout);
+    assert.ok(printed, `the password was printed before the failure: ${result.stdout}`);
+    assert.match(result.stdout, /npm run admin -- reset-password MAXADMIN/);
+
+    const again = new ServerProcess({ PORT: '0', EAS_DATA_DIR: dataDir });
+    try {
+      const base = await again.listening();
+      assert.match(again.stdout, /lost: npm run admin -- reset-password MAXADMIN/);
+      const whoami = await fetch(`${base}/oslc/whoami`, { headers: credentials('MAXADMIN', printed[1]!) });
+      assert.equal(whoami.status, 200, 'the printed password is the one of MAXADMIN');
+    } finally {
+      await again.stop();
+    }
+  });
 
   test('a bad configuration value stops start-up, naming the variable', async () => {
     const dataDir = await temporaryDirectory();

@@ -42,3 +42,26 @@ export function pairVerdict(
   const ratio = round3(median(ratios));
   return { ratio, verdict: target === undefined ? 'INFO' : ratio >= target ? 'PASS' : 'FAIL' };
 }
+
+/**
+ * The least-squares slope of resident memory over time, in MiB per hour, of the samples after `warmupSeconds` (the
+ * caches and the JIT fill first; what grows after them is what a leak looks like). Undefined with fewer than two
+ * samples after the warm-up.
+ */
+export function rssSlopeMiBPerHour(
+  samples: ReadonlyArray<{ second: number; rssMiB: number }>,
+  warmupSeconds: number,
+): number | undefined {
+  const after = samples.filter((sample) => sample.second >= warmupSeconds);
+  if (after.length < 2) return undefined;
+  const meanX = after.reduce((sum, sample) => sum + sample.second, 0) / after.length;
+  const meanY = after.reduce((sum, sample) => sum + sample.rssMiB, 0) / after.length;
+  let covariance = 0;
+  let variance = 0;
+  for (const sample of after) {
+    covariance += (sample.second - meanX) * (sample.rssMiB - meanY);
+    variance += (sample.second - meanX) ** 2;
+  }
+  if (variance === 0) return undefined;
+  return (covariance / variance) * 3600;
+}

@@ -3,9 +3,12 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { newMasterKey, resealKeys } from '../apikeys/master-key.js';
 import { loadMasterKey } from '../apikeys/vault.js';
+import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from '../adminmode/service.js';
 import { generatePassword, hashPassword } from '../auth/password.js';
-import { setUserPassword, unblockUser } from '../auth/session-repository.js';
+import { SessionService } from '../auth/sessions.js';
+import { setUserPassword, unblockUser, userExists } from '../auth/session-repository.js';
 import { ConfigError, loadConfig, type AppConfig } from '../config.js';
+import { DataDirectoryLockedError } from '../db/data-dir-lock.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -13,17 +16,26 @@ import type { Database } from '../db/schema.js';
 /**
  * Administration from the server's shell, for what cannot wait for an administrator's login (docs/security.md):
  * `npm run admin -- <command>`. Same environment as the server (DATABASE_URL, EAS_DATA_DIR, EAS_MASTER_KEY, ...).
- * On PGlite the server must be stopped first (one process per data directory); on PostgreSQL running servers
- * learn of the change through the change bus.
+ * On PGlite the server must be stopped first (one process per data directory: the command says so when it finds
+ * the directory held); on PostgreSQL running servers learn of the change through the change bus at once.
  */
 const USAGE = `Usage: npm run admin -- <command>
 
 Commands:
   unlock <userid>           End the user's block after failed logins (temporary or permanent).
   reset-password <userid>   Give the user a new password (EAS_NEW_PASSWORD, else generated and printed) and unlock it.
+  adminmode off             Turn admin mode off at once: logins are open again, on every server process.
+  sessions end <userid>     End every session of the user, on every server process.
   reseal-keys               Re-seal every stored API key under the master key in EAS_NEW_MASTER_KEY (rotation).
-  help                      This text.
+  help, --help, -h          This text.
+
+Same environment as the server (DATABASE_URL, EAS_DB_SCHEMA, EAS_DATA_DIR, EAS_MASTER_KEY). On PostgreSQL the
+servers may keep running: every change goes through the database and the change bus, as the API's do. On PGlite a
+running server holds the data directory: stop it first, or use the API through it (npx eas adminmode off).
 `;
+
+/** Who the shell's changes are recorded as (admin mode's log, docs/adminmode.md). */
+const SHELL_USER = 'ADMIN-CLI';
 
 export interface AdminIo {
   out: (text: string) => void;
@@ -40,10 +52,19 @@ export async function runAdmin(
 ): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: {} });
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: { help: { type: 'boolean', short: 'h' } },
+    });
   } catch (error) {
     io.err(`${(error as Error).message}\n\n${USAGE}`);
     return 2;
+  }
+  if (parsed.values.help) {
+    io.out(USAGE);
+    return 0;
   }
   const [command, ...rest] = parsed.positionals;
   const userid = rest[0]?.toUpperCase();
@@ -57,6 +78,18 @@ export async function runAdmin(
       return unlock(storage, userid!, io);
     case 'reset-password':
       return resetPassword(storage, userid!, io);
+    case 'adminmode':
+      if (rest.length !== 1 || rest[0] !== 'off') {
+        io.err(`adminmode takes one argument: off.\n\n${USAGE}`);
+        return 2;
+      }
+      return adminModeOff(storage, config, io);
+    case 'sessions':
+      if (rest.length !== 2 || rest[0] !== 'end' || !rest[1]) {
+        io.err(`sessions takes: end <userid>.\n\n${USAGE}`);
+        return 2;
+      }
+      return endSessions(storage, config, rest[1].toUpperCase(), io);
     case 'reseal-keys': {
       if (rest.length !== 0) {
         io.err(`reseal-keys takes no arguments.\n\n${USAGE}`);
@@ -101,6 +134,52 @@ async function unlock(storage: Storage, userid: string, io: AdminIo): Promise<nu
   return 0;
 }
 
+/** The session service as the server builds it, for the shell's changes to sessions (nothing started). */
+function sessionServiceOf(storage: Storage, config: AppConfig): SessionService {
+  return new SessionService({
+    db: storage.db,
+    bus: storage.bus,
+    idleMinutes: config.auth.sessionIdleMinutes,
+    maxMinutes: config.auth.sessionMaxMinutes,
+    maxPerUser: config.auth.sessionsPerUser,
+    onBackgroundError: () => undefined,
+  });
+}
+
+/** Admin mode off through the service the API uses: the row, its log entry and the change bus in one transaction. */
+async function adminModeOff(storage: Storage, config: AppConfig, io: AdminIo): Promise<number> {
+  const adminMode = new AdminModeService({
+    db: storage.db,
+    bus: storage.bus,
+    sessions: sessionServiceOf(storage, config),
+    defaults: () => ({ numsessions: DEFAULT_NUMSESSIONS, logoutmin: DEFAULT_LOGOUTMIN }),
+    serverName: config.serverName,
+    onBackgroundError: () => undefined,
+  });
+  try {
+    await adminMode.turnOff(SHELL_USER);
+  } finally {
+    adminMode.close();
+  }
+  io.out('Admin mode is off: every user may log in again.\n');
+  return 0;
+}
+
+async function endSessions(
+  storage: Storage,
+  config: AppConfig,
+  userid: string,
+  io: AdminIo,
+): Promise<number> {
+  if (!(await userExists(storage.db, userid))) {
+    io.err(`No user ${userid}.\n`);
+    return 1;
+  }
+  const count = await sessionServiceOf(storage, config).endAllOf(userid);
+  io.out(`Ended ${count} session(s) of ${userid}; its cookies are refused by every server process.\n`);
+  return 0;
+}
+
 async function resetPassword(storage: Storage, userid: string, io: AdminIo): Promise<number> {
   const chosen = io.env.EAS_NEW_PASSWORD;
   if (chosen !== undefined && chosen.length < 8) {
@@ -132,20 +211,12 @@ async function main(): Promise<void> {
     err: (text) => process.stderr.write(text),
     env: process.env,
   };
-  if (argv.length === 0 || argv[0] === 'help') {
+  if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0]!)) {
     io.out(USAGE);
     process.exit(argv.length === 0 ? 2 : 0);
   }
   const config = loadConfig();
-  const storage = await openStorage(
-    config.databaseUrl
-      ? {
-          kind: 'postgres',
-          url: config.databaseUrl,
-          ...(config.databaseSchema && { schema: config.databaseSchema }),
-        }
-      : { kind: 'pglite', dataDir: config.dataDir },
-  );
+  const storage = await openAdminStorage(config);
   let code: number;
   try {
     await migrateToLatest(storage);
@@ -154,6 +225,34 @@ async function main(): Promise<void> {
     await storage.close();
   }
   process.exit(code);
+}
+
+/**
+ * The server's storage. A PGlite directory a running server holds cannot be opened by a second process: the
+ * error then says what to do instead (docs/security.md, "Recovery from the shell").
+ */
+async function openAdminStorage(config: AppConfig): Promise<Storage> {
+  try {
+    return await openStorage(
+      config.databaseUrl
+        ? {
+            kind: 'postgres',
+            url: config.databaseUrl,
+            ...(config.databaseSchema && { schema: config.databaseSchema }),
+          }
+        : { kind: 'pglite', dataDir: config.dataDir },
+    );
+  } catch (error) {
+    if (error instanceof DataDirectoryLockedError)
+      throw new Error(
+        `a server (pid ${error.ownerPid}) is running on the PGlite data directory ${error.directory}, and only ` +
+          'one process may open it. Stop that server and run this command again, or make the change through ' +
+          'the running server: `npx eas adminmode off` (administrator credentials in EAS_USER and EAS_PASSWORD, ' +
+          'or EAS_APIKEY), or the API (docs/adminmode.md).',
+        { cause: error },
+      );
+    throw error;
+  }
 }
 
 const entry = process.argv[1];

@@ -24,9 +24,10 @@ if (!installed && process.env.CI === 'true') {
     assert.fail(`${SLAPD} is missing: the LDAP tests need the Debian package slapd (see .ci/run)`);
   });
 } else if (!installed) {
-  process.stdout.write(
-    `# LDAP tests skipped: ${SLAPD} is not installed (apt-get install slapd ldap-utils)\n`,
-  );
+  // The runner's own skip: counted as skipped, never as passed.
+  test('appserver mode against OpenLDAP', {
+    skip: `${SLAPD} is not installed (apt-get install slapd ldap-utils)`,
+  });
 }
 
 function basic(login: string, password: string): Record<string, string> {

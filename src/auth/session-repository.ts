@@ -117,6 +117,24 @@ export async function deleteOldestSessions(
     .execute();
 }
 
+/** Whether a user of this id exists (the shell's commands name users by id). */
+export async function userExists(db: Kysely<Database>, userid: string): Promise<boolean> {
+  const row = await db.selectFrom('maxuser').select('userid').where('userid', '=', userid).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Ends every session of a user; answers the ended ones (their hashes, for the change bus). */
+export async function deleteUserSessions(
+  db: Kysely<Database>,
+  userid: string,
+): Promise<Array<{ sessionhash: string; tokenhash: string | null }>> {
+  return db
+    .deleteFrom('maxsession')
+    .where('userid', '=', userid)
+    .returning(['sessionhash', 'tokenhash'])
+    .execute();
+}
+
 /** Records activity; never moves `lastactive` backwards (processes write back independently). */
 export async function touchSession(
   db: Kysely<Database>,

@@ -7,6 +7,7 @@ import type { MaybePromise } from '../util/maybe-promise.js';
 import {
   deleteOldestSessions,
   deleteSession,
+  deleteUserSessions,
   findSession,
   insertSession,
   purgeSessions,
@@ -167,6 +168,20 @@ export class SessionService {
         CHANNEL,
         `${session.sessionhash} ${session.tokenhash ?? ''}`,
       );
+  }
+
+  /**
+   * Ends every session of a user, in every process: the rows deleted and each announced on the change bus in one
+   * transaction (the break-glass `npm run admin -- sessions end <user>`, docs/security.md). Answers how many ended.
+   */
+  async endAllOf(userid: string): Promise<number> {
+    const ended = await this.options.db.transaction().execute(async (transaction) => {
+      const rows = await deleteUserSessions(transaction, userid);
+      await this.announceEnded(transaction, rows);
+      return rows;
+    });
+    this.forgetEnded(ended);
+    return ended.length;
   }
 
   /** After the commit of `announceEnded`'s transaction: this process drops them at once. */

@@ -212,7 +212,7 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
 }
 
 /** Whether the migration table of the current schema lists every migration this build knows. */
-async function appliedEverywhere(storage: Storage): Promise<boolean> {
+export async function appliedEverywhere(storage: Storage): Promise<boolean> {
   const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
   const applied = new Set(rows.map((row) => row.name));
   return migrations.every((migration) => applied.has(migration.name));

@@ -123,6 +123,15 @@ describe('database faults on PostgreSQL', { skip: !TEST_DATABASE_URL }, () => {
     const down = await list();
     assert.equal(down.statusCode, 503, down.body);
     assert.equal(json(down).Error?.reasonCode, 'EAS0503E');
+    assert.equal(down.headers['retry-after'], '5', 'the client is told when to come back');
+    const ready = await app.inject({ url: '/maximo/health/ready' });
+    assert.equal(ready.statusCode, 503, ready.body);
+    assert.equal(ready.headers['retry-after'], '5');
+    assert.deepEqual(json(ready).checks, [
+      { name: 'database', status: 'DOWN' },
+      { name: 'migrations', status: 'DOWN' },
+    ]);
+    assert.equal((await app.inject({ url: '/maximo/health/live' })).statusCode, 200, 'alive all the same');
     const refusedWrite = await app.inject({
       method: 'POST',
       url: '/maximo/oslc/os/mxapiasset?lean=1',
@@ -133,6 +142,7 @@ describe('database faults on PostgreSQL', { skip: !TEST_DATABASE_URL }, () => {
 
     await proxy.up();
     await until('a 200 after the database returned', async () => (await list()).statusCode === 200);
+    assert.equal((await app.inject({ url: '/maximo/health/ready' })).statusCode, 200, 'ready again');
     const created = await app.inject({
       method: 'POST',
       url: '/maximo/oslc/os/mxapiasset?lean=1',

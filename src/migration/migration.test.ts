@@ -104,7 +104,9 @@ async function uploadAndDeploy(target: TestApp, file: Buffer, pkgdefname: string
 }
 
 /** A zip written by hand, stored or deflated, so malformed archives can be made (names, links, duplicates). */
-function handZip(entries: Array<{ name: string; data: Buffer; mode?: number; deflate?: boolean }>): Buffer {
+function handZip(
+  entries: Array<{ name: string; data: Buffer; mode?: number; deflate?: boolean; crc?: number }>,
+): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -115,7 +117,7 @@ function handZip(entries: Array<{ name: string; data: Buffer; mode?: number; def
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(entry.deflate ? 8 : 0, 8);
-    local.writeUInt32LE(crc32(entry.data), 14);
+    local.writeUInt32LE(entry.crc ?? crc32(entry.data), 14);
     local.writeUInt32LE(stored.length, 18);
     local.writeUInt32LE(entry.data.length, 22);
     local.writeUInt16LE(name.length, 26);
@@ -124,7 +126,7 @@ function handZip(entries: Array<{ name: string; data: Buffer; mode?: number; def
     central.writeUInt16LE((3 << 8) | 20, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(entry.deflate ? 8 : 0, 10);
-    central.writeUInt32LE(crc32(entry.data), 16);
+    central.writeUInt32LE(entry.crc ?? crc32(entry.data), 16);
     central.writeUInt32LE(stored.length, 20);
     central.writeUInt32LE(entry.data.length, 24);
     central.writeUInt16LE(name.length, 28);
@@ -381,6 +383,10 @@ describe('migration packages between two deployments', () => {
         { name: 'manifest.json', data: Buffer.from(manifestText) },
         { name: dataName, data: Buffer.alloc(32 * 1024 * 1024, 0x20), deflate: true },
       ]),
+      wrongCrc: handZip([
+        { name: 'manifest.json', data: Buffer.from(manifestText) },
+        { name: dataName, data: Buffer.from(data), crc: (crc32(Buffer.from(data)) + 1) >>> 0 },
+      ]),
       truncated: file.subarray(0, Math.floor(file.length / 2)),
       notAZip: Buffer.from('just text'),
     };
@@ -391,6 +397,15 @@ describe('migration packages between two deployments', () => {
       assert.equal(json(response).Error?.reasonCode, 'EAS0164E', name);
     }
     assert.equal(await countPackages(target), before);
+    const unnamed = await target.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/dm/upload',
+      headers: { ...admin, 'content-type': 'application/zip' },
+      payload: file,
+    });
+    assert.equal(unnamed.statusCode, 400, unnamed.body);
+    assert.match(String(json(unnamed).Error?.message), /filename/);
+    assert.equal(await countPackages(target), before, 'an upload without filename stores nothing');
     const good = await upload(
       target,
       handZip([
@@ -399,6 +414,36 @@ describe('migration packages between two deployments', () => {
       ]),
     );
     assert.equal(good.statusCode, 200, good.body);
+  });
+
+  test('a where clause that does not parse is refused when the definition is written, with the parse error', async () => {
+    for (const [index, where] of ['x', 'assetnum=', '(((((', 'rel.x{*}'].entries()) {
+      const response = await post(source, '/os/mxapidmpkgdef', {
+        pkgdefname: `BADWHERE${index}`,
+        type: 'SNAPSHOT',
+        status: 'APPR',
+        dmpkgdefcontent: [{ objectstructure: 'MXAPIASSET', whereclause: where, cfgdataorder: 1 }],
+      });
+      assert.equal(response.statusCode, 400, `${where}: ${response.body}`);
+      assert.match(String(json(response).Error?.reasonCode), /^(BMXAA8744E|EAS0020E)$/, where);
+    }
+    // A clause that parses is stored as before.
+    await defineSnapshot(source, 'GOODWHERE', 'MXAPIASSET', 'assetnum="NOSUCH"');
+  });
+
+  test('a stored where clause that does not parse: create answers 400, and no package is left in CREATE_ERROR', async () => {
+    await defineSnapshot(source, 'STOREDBAD', 'MXAPIASSET', 'assetnum="NOSUCH"');
+    // Stored before definitions were checked on write: written past the API, as an older release let it be.
+    await source.storage.db
+      .updateTable('dmpkgdefcontent')
+      .set({ whereclause: '(((((' })
+      .where('pkgdefname', '=', 'STOREDBAD')
+      .execute();
+    const before = await countPackages(source);
+    const created = await post(source, '/dm/create', { pkgdefname: 'STOREDBAD' });
+    assert.equal(created.statusCode, 400, created.body);
+    assert.equal(json(created).Error?.reasonCode, 'BMXAA8744E');
+    assert.equal(await countPackages(source), before, 'no package record');
   });
 });
 

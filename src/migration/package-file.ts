@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable, type Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { crc32 } from 'node:zlib';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import type * as yauzl from 'yauzl';
@@ -232,20 +233,35 @@ function entryRefusal(
   return undefined;
 }
 
-function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<AsyncIterable<Buffer>> {
   return new Promise((resolve, reject) => {
     zip.openReadStream(entry, (error, stream) => {
       if (error)
         reject(errors.packageFileRefused(`an entry cannot be read (${error.message})`, entry.fileName));
-      else resolve(stream);
+      else resolve(crcChecked(stream, entry));
     });
   });
+}
+
+/**
+ * The entry's bytes, refused at the end when they do not have the CRC-32 its directory record gives: yauzl checks
+ * sizes only, and a damaged entry must not pass for a package (docs/migration.md, "Uploads").
+ */
+async function* crcChecked(stream: Readable, entry: yauzl.Entry): AsyncGenerator<Buffer> {
+  let crc = 0;
+  for await (const chunk of stream) {
+    const buffer = chunk as Buffer;
+    crc = crc32(buffer, crc);
+    yield buffer;
+  }
+  if (crc >>> 0 !== entry.crc32 >>> 0)
+    throw errors.packageFileRefused('an entry does not match its CRC-32', entry.fileName);
 }
 
 async function readWhole(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<string> {
   const chunks: Buffer[] = [];
   try {
-    for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
+    for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk);
   } catch (error) {
     throw asRefusal(error, entry.fileName);
   }
@@ -288,8 +304,7 @@ async function readLines(
   let pending = '';
   const decoder = new StringDecoder('utf8');
   try {
-    for await (const chunk of await openEntry(zip, entry)) {
-      const buffer = chunk as Buffer;
+    for await (const buffer of await openEntry(zip, entry)) {
       hash.update(buffer);
       bytes += buffer.length;
       pending += decoder.write(buffer);

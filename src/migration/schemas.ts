@@ -43,7 +43,8 @@ export const PackageQuery = Type.Object({ pkgdefname, dmpackageid: Type.Integer(
 export type PackageQuery = Static<typeof PackageQuery>;
 
 export const UploadQuery = Type.Object({
-  filename: Type.Optional(Type.String({ maxLength: 200 })),
+  // Required: the target-side record names the file it came from (docs/migration.md, "Uploads").
+  filename: Type.String({ minLength: 1, maxLength: 200 }),
 });
 export type UploadQuery = Static<typeof UploadQuery>;
 

@@ -8,12 +8,19 @@ import { openStorage, type Storage } from '../db/database.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import { errors, isMaximoError, type MaximoError } from '../errors.js';
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
-import { parseOrderBy, parseSelect, parseWhere, type MemberRecord } from '../oslc/query/index.js';
+import {
+  QueryParseError,
+  parseOrderBy,
+  parseSelect,
+  parseWhere,
+  type MemberRecord,
+  type QueryPlan,
+} from '../oslc/query/index.js';
 import { findByKeys } from '../oslc/repository.js';
 import type { BatchRecord } from '../oslc/batch-writer.js';
 import { keyValuesOf, type ResourceService } from '../oslc/service.js';
 import type { StoredValue } from '../oslc/values.js';
-import type { ObservedWrites, WriteObserver, WriteRules } from '../oslc/write-extensions.js';
+import type { ObservedWrites, ReadTransform, WriteObserver, WriteRules } from '../oslc/write-extensions.js';
 import type { Manifest } from './package-file.js';
 import { EXPECTED_FIELD, driftAttributes, driftHash, drifted } from './drift.js';
 import {
@@ -27,7 +34,7 @@ import {
 import * as repository from './repository.js';
 import { rootRowsOf, trackingMapOf, type TrackingMap } from './tracking.js';
 import type { Db, PackageDefinition, PackageRow } from './repository.js';
-import type { CredentialSeal } from './credentials.js';
+import { splitUrlCredentials, type CredentialSeal } from './credentials.js';
 import type { AttributeChange, DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
 import { typedView, dynamicView, type Database } from '../db/schema.js';
 import type { PropertyService } from '../properties/service.js';
@@ -146,17 +153,69 @@ export class MigrationService {
     },
   };
 
-  /** Write rules of targets: a DATABASE target's password is sealed before it is stored. */
-  readonly targetRules: WriteRules = {
-    beforeInsert: async ({ values }) => {
-      if (typeof values.password === 'string' && values.password !== '')
-        values.password = this.seal.seal(values.password);
-    },
-    beforeUpdate: async ({ values }) => {
-      if (typeof values.password === 'string' && values.password !== '')
-        values.password = this.seal.seal(values.password);
+  /**
+   * Write rules of a definition's content: its where clause is parsed and planned against its object structure when
+   * it is written, and refused with the query engine's own error (docs/migration.md, "Where clauses").
+   */
+  readonly contentRules: WriteRules = {
+    beforeInsert: async ({ values }) => this.checkWhereClause(values),
+    beforeUpdate: async ({ values, before }) => {
+      if ('whereclause' in values || 'objectstructure' in values)
+        this.checkWhereClause({ ...before, ...values });
     },
   };
+
+  private checkWhereClause(record: Record<string, StoredValue>): void {
+    const structure = this.resources.findObjectStructure(String(record.objectstructure ?? ''));
+    // An unknown structure is refused when the package is created, as before (contentOf).
+    if (structure && typeof record.whereclause === 'string') this.snapshotPlan(structure, record.whereclause);
+  }
+
+  /**
+   * The plan of a SNAPSHOT structure's records: every attribute, in unique id order, matching its where clause. A
+   * clause that does not parse is the client's error (400 BMXAA8744E), never a failure of the server.
+   */
+  private snapshotPlan(structure: ObjectStructure, where: string | null): QueryPlan {
+    const object = structure.root.object;
+    let clause;
+    try {
+      clause = where !== null && where.trim() !== '' ? parseWhere(where) : undefined;
+    } catch (error) {
+      if (error instanceof QueryParseError)
+        throw errors.queryNotParsed(`The where clause of ${structure.name}: ${error.message}`);
+      throw error;
+    }
+    return this.resources.plan(structure, {
+      select: parseSelect(selectAll(structure.root)),
+      orderBy: parseOrderBy(`+${object.uniqueId}`),
+      ...(clause && { where: clause }),
+    });
+  }
+
+  /**
+   * Write rules of targets: credentials in a DATABASE target's URL are moved into `username` and `password`, and
+   * the password is sealed before it is stored (docs/security.md, "URL credentials").
+   */
+  readonly targetRules: WriteRules = {
+    beforeInsert: async ({ values }) => this.sealTargetCredentials(values),
+    beforeUpdate: async ({ values }) => this.sealTargetCredentials(values),
+  };
+
+  private sealTargetCredentials(values: Record<string, StoredValue>): void {
+    if (typeof values.url === 'string') {
+      const split = splitUrlCredentials(values.url);
+      values.url = split.url;
+      // A user name or password given on its own wins over the one the URL carried.
+      if (split.username !== undefined && !values.username) values.username = split.username;
+      if (split.password !== undefined && !values.password) values.password = split.password;
+    }
+    if (typeof values.password === 'string' && values.password !== '')
+      values.password = this.seal.seal(values.password);
+  }
+
+  /** A target's URL as read: one stored with credentials by an earlier release is shown without them. */
+  readonly targetUrlShown: ReadTransform = (stored) =>
+    typeof stored === 'string' ? splitUrlCredentials(stored).url : stored;
 
   /**
    * Activating a CHANGE definition needs status APPR and no object structure whose root is keyed by its unique id
@@ -259,6 +318,8 @@ export class MigrationService {
           definition.pkgdefname,
           `the object structure ${entry.objectstructure} does not exist`,
         );
+      // A clause stored before it was checked on write is refused here, before any package exists.
+      this.snapshotPlan(structure, entry.whereclause);
       return { structure, where: entry.whereclause, order: index + 1 };
     });
   }
@@ -470,11 +531,7 @@ export class MigrationService {
   ): AsyncGenerator<string> {
     const object = structure.root.object;
     const uniqueId = object.attributes.get(object.uniqueId)!;
-    const plan = this.resources.plan(structure, {
-      select: parseSelect(selectAll(structure.root)),
-      orderBy: parseOrderBy(`+${object.uniqueId}`),
-      ...(where !== null && where.trim() !== '' && { where: parseWhere(where) }),
-    });
+    const plan = this.snapshotPlan(structure, where);
     let after: number | undefined;
     for (;;) {
       const page = await this.resources.page({
@@ -701,7 +758,7 @@ export class MigrationService {
    * package in one transaction; a file refused leaves nothing behind. The same package uploaded again answers the
    * record it made the first time.
    */
-  async upload(path: string, filename: string | undefined, user: UserProfile): Promise<PackageRecord> {
+  async upload(path: string, filename: string, user: UserProfile): Promise<PackageRecord> {
     const stored = await this.db.transaction().execute(async (trx) => {
       let received: PackageRow | undefined;
       const manifest = await readPackageFile(
@@ -734,7 +791,7 @@ export class MigrationService {
             await repository.deletePackage(trx, existing.dmpackageid);
           }
           received = await repository.insertPackage(trx, {
-            ...receivedValues(manifest, filename ?? null),
+            ...receivedValues(manifest, filename),
             changeby: user.userid,
           });
           await repository.insertStaging(trx, received.dmpackageid, {

@@ -82,6 +82,41 @@ describe('input limits before the database', () => {
     assert.equal((await create({ purchaseprice: 99999999.99 })).statusCode, 201);
   });
 
+  test('an INTEGER attribute takes both ends of its range, and nothing beyond them', async () => {
+    for (const priority of [-2147483648, 2147483647]) {
+      const created = await call({
+        method: 'POST',
+        url: `${ASSETS}?lean=1`,
+        headers: { ...headers, properties: 'priority' },
+        payload: JSON.stringify({ assetnum: `LIM${++counter}`, siteid: 'BEDFORD', priority }),
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      assert.equal(json(created).priority, priority, 'stored exactly');
+    }
+    assertRefused(await create({ priority: -2147483649 }), 400, 'EAS0010E', 'priority');
+  });
+
+  test('text with a lone surrogate is refused with 400 naming the attribute, never stored as U+FFFD', async () => {
+    // Written by hand: JSON.stringify would escape the surrogate the same way, the point is the wire text.
+    const raw = (fields: string) =>
+      call({
+        method: 'POST',
+        url: `${ASSETS}?lean=1`,
+        headers,
+        payload: `{"siteid":"BEDFORD",${fields}}`,
+      });
+    const description = await raw(`"assetnum":"LIM${++counter}","description":"\\ud800X"`);
+    assert.equal(description.statusCode, 400, description.body);
+    assert.equal(json(description).Error?.errorattrname, 'description', description.body);
+    for (const key of ['SUR\\ud800', 'SUR\\udfff']) {
+      const response = await raw(`"assetnum":"${key}"`);
+      assert.equal(response.statusCode, 400, response.body);
+      assert.equal(json(response).Error?.errorattrname, 'assetnum', response.body);
+    }
+    const paired = await raw(`"assetnum":"LIM${++counter}","description":"\\ud83d\\ude00"`);
+    assert.equal(paired.statusCode, 201, `a surrogate pair is one character: ${paired.body}`);
+  });
+
   test('a numeric id beyond the id column names no record: 404, not 500', async () => {
     for (const id of ['2147483648', '99999999999999']) {
       assertRefused(await call({ url: `${ASSETS}/${id}?lean=1`, headers }), 404, 'BMXAA8727E');

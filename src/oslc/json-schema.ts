@@ -1,6 +1,7 @@
 import type { ObjectMeta, ObjectStructure, StructureNode } from '../metadata/registry.js';
 import type { AttributeDef, MaxType } from '../metadata/types.js';
 import type { NodePlan } from './query/index.js';
+import { INTEGER_RANGE } from './values.js';
 
 /**
  * JSON Schema of object structures (docs/compatibility.md, "JSON schemas"): `GET <root>/jsonschemas/<os>` and
@@ -26,7 +27,6 @@ const JSON_TYPES: { readonly [Type in MaxType]: 'string' | 'integer' | 'number' 
 
 const TEXT: ReadonlySet<MaxType> = new Set(['ALN', 'UPPER', 'LOWER']);
 const SYNTHETIC = { type: 'string' } as const;
-const INTEGER_MAXIMUM = 2147483647;
 
 /** Where schemas are addressed: `oslc/jsonschemas/<os>[/<child>...]`, relative as the deployed systems write it. */
 export const schemaRef = (root: string, osName: string, path: readonly string[]): string =>
@@ -42,7 +42,10 @@ export function attributeSchema(attribute: AttributeDef): Json {
     hasList: attribute.domainId !== undefined || attribute.lookup !== undefined,
   };
   if (attribute.length !== undefined && TEXT.has(attribute.type)) schema.maxLength = attribute.length;
-  if (attribute.type === 'INTEGER') schema.maximum = INTEGER_MAXIMUM;
+  if (attribute.type === 'INTEGER') {
+    schema.minimum = INTEGER_RANGE[0];
+    schema.maximum = INTEGER_RANGE[1];
+  }
   if (attribute.autokey !== undefined) schema.default = '&AUTOKEY&';
   else if (attribute.defaultValue !== undefined && typeof attribute.defaultValue !== 'function') {
     schema.default = attribute.defaultValue;

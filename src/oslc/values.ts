@@ -57,6 +57,12 @@ export function parseIsoDate(text: string): Date | undefined {
 }
 
 /** Converts a JSON value (or a query literal) into the stored form of an attribute's type. */
+/** An INTEGER attribute holds PostgreSQL's `integer`, both ends of its range included. */
+export const INTEGER_RANGE = [-2147483648, 2147483647] as const;
+
+/** A surrogate code unit not paired with its other half (with the `u` flag, a pair is one code point). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 export function toStored(attribute: AttributeDef, value: unknown): ConversionResult {
   if (value === null || value === undefined) return { ok: true, value: null };
   const type = attribute.type;
@@ -67,6 +73,9 @@ export function toStored(attribute: AttributeDef, value: unknown): ConversionRes
     const text = String(value);
     // PostgreSQL text cannot hold NUL; refused here as bad input rather than by the database as a failure.
     if (text.includes('\u0000')) return { ok: false, expected: 'text' };
+    // A lone surrogate (JSON `"\ud800X"`) has no UTF-8 form: the database would store U+FFFD in its place, silently,
+    // and two such values would then be equal. Refused, naming the attribute (docs/compatibility.md, "Values").
+    if (LONE_SURROGATE.test(text)) return { ok: false, expected: 'text' };
     return {
       ok: true,
       value: type === 'UPPER' ? text.toUpperCase() : type === 'LOWER' ? text.toLowerCase() : text,
@@ -82,7 +91,8 @@ export function toStored(attribute: AttributeDef, value: unknown): ConversionRes
     if (!Number.isFinite(number)) return { ok: false, expected: 'number' };
     if ((type === 'INTEGER' || type === 'BIGINT') && !Number.isInteger(number))
       return { ok: false, expected: 'integer' };
-    if (type === 'INTEGER' && Math.abs(number) > 2147483647) return { ok: false, expected: 'integer' };
+    if (type === 'INTEGER' && (number < INTEGER_RANGE[0] || number > INTEGER_RANGE[1]))
+      return { ok: false, expected: 'integer' };
     return { ok: true, value: number };
   }
   if (type === 'YORN') {

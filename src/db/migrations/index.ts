@@ -14,6 +14,7 @@ import { dbconfig } from './0012-dbconfig.js';
 import { migrationPackages } from './0013-migration-packages.js';
 import { samlReplay } from './0014-saml-replay.js';
 import { migrationDrift } from './0015-migration-drift.js';
+import { sessionLean } from './0016-session-lean.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {
@@ -38,6 +39,7 @@ export const migrations: readonly Migration[] = [
   migrationPackages,
   samlReplay,
   migrationDrift,
+  sessionLean,
 ];
 
 export const migrationProvider: MigrationProvider = {

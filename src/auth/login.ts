@@ -20,7 +20,7 @@ import {
   type LoginTrackingTable,
 } from './session-repository.js';
 import { typedView } from '../db/schema.js';
-import type { MaybePromise } from '../util/maybe-promise.js';
+import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
 export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
@@ -146,14 +146,36 @@ export class LoginService {
     const now = this.now();
     const known = verified.find(digest, now);
     if (known !== undefined && this.offers(scheme) && !this.blockedNow(address)) {
-      this.recordSuccess({ login: known, password: '', scheme, address }, known);
-      return known;
+      const attempt: LoginAttempt = { login: known, password: '', scheme, address };
+      return andThen(this.admitted(attempt, known), () => {
+        this.recordSuccess(attempt, known);
+        return known;
+      });
     }
     const version = verified.version;
     return this.login({ ...decodeCredentials(encoded), scheme, address }).then((userid) => {
       const trust = this.options.directory ? DIRECTORY_CREDENTIAL_TRUST_MS : NATIVE_CREDENTIAL_TRUST_MS;
       verified.remember(digest, userid, version, this.now() + trust);
       return userid;
+    });
+  }
+
+  /**
+   * Admin mode (docs/adminmode.md): the right password of a user who may not log in now is audited as refused. From
+   * the cached profile: on the fast path, no promise.
+   */
+  private admitted(attempt: LoginAttempt, userid: string): MaybePromise<void> {
+    const admission = this.admission;
+    if (!admission) return;
+    return andThen(this.options.auth.profile(userid), (profile) => {
+      if (!profile) return;
+      try {
+        admission.admitCaller(profile);
+      } catch (error) {
+        return this.track(attempt, userid, 'REFUSED').then(() => {
+          throw error;
+        });
+      }
     });
   }
 
@@ -189,16 +211,7 @@ export class LoginService {
       await this.recordFailure(attempt, policy);
       throw errors.notLoggedIn();
     }
-    if (this.admission) {
-      // Admin mode (docs/adminmode.md): the right password of a user who may not log in now is audited as refused.
-      const profile = await this.options.auth.profile(userid);
-      try {
-        if (profile) this.admission.admitCaller(profile);
-      } catch (error) {
-        await this.track(attempt, userid, 'REFUSED');
-        throw error;
-      }
-    }
+    await this.admitted(attempt, userid);
     this.recordSuccess(attempt, userid);
     return userid;
   }

@@ -264,7 +264,11 @@ describe('eas commands against a listening server (a server process on PostgreSQ
     });
     assert.equal(status.status, 200);
     assert.deepEqual(status.headers.getSetCookie(), []);
-    assert.equal(((await status.json()) as { adminsessions: number }).adminsessions, 0, 'no CLI session left');
+    assert.equal(
+      ((await status.json()) as { adminsessions: number }).adminsessions,
+      0,
+      'no CLI session left',
+    );
     assert.deepEqual(await easJson(['adminmode', 'off']), { state: 0 });
   });
 

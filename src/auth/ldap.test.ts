@@ -233,6 +233,8 @@ if (installed) {
         .set({ status: 'BLOCKED' })
         .where('userid', '=', 'SMITH')
         .execute();
+      // What the write path's notification does on every process: verified credentials and profiles go.
+      t.services.auth.invalidate();
       try {
         const response = await t.app.inject({
           method: 'POST',

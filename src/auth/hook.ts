@@ -67,7 +67,7 @@ interface RouteAccess {
 
 /**
  * The one place where access is decided, before the body is read: authenticate with the first strategy whose
- * credentials the request carries (a login answers with a session cookie), check the CSRF token of browser-session
+ * credentials the request carries (a login route answers with a session cookie), check the CSRF token of browser-session
  * writes, then check what the route declared. A callback hook rather than an async one: a request whose session or
  * key this process knows is decided without a promise (see MaybePromise).
  *

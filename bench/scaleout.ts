@@ -235,8 +235,9 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
   const wilson = maxauth('WILSON', DEMO_PASSWORD);
   const whoami = '/maximo/oslc/whoami';
 
-  // 1. A login through one process; its session cookie is honoured by both.
-  const login = await client.request('GET', whoami, wilson);
+  // 1. A login through one process (the login route: other requests with credentials store no session); its
+  // session cookie is honoured by both.
+  const login = await client.request('POST', '/maximo/oslc/login', wilson);
   expectStatus(login, 200, 'login');
   const session = cookieOf(login);
   checks.push(

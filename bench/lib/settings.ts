@@ -28,8 +28,9 @@ export function maxauthHeader(userid: string, password: string): string {
 export const CONTEXT_ROOT = '/maximo';
 
 /**
- * Logs in once with `maxauth` on `path` and returns the `Cookie` header of the session the service opened: what a
- * client with a cookie jar sends on its following calls.
+ * Logs in once with `maxauth` (`POST /oslc/login`, with the query string of `path`, so that the session's JSON form
+ * is the one the load asks for) and returns the `Cookie` header of the session the service opened: what a client
+ * with a cookie jar sends on its following calls. Only the login routes open sessions (docs/compatibility.md).
  */
 export async function sessionCookieHeader(
   baseUrl: string,
@@ -37,7 +38,9 @@ export async function sessionCookieHeader(
   userid: string,
   password: string,
 ): Promise<Record<string, string>> {
-  const response = await fetch(`${baseUrl}${path}`, {
+  const query = path.includes('?') ? path.slice(path.indexOf('?')) : '';
+  const response = await fetch(`${baseUrl}${CONTEXT_ROOT}/oslc/login${query}`, {
+    method: 'POST',
     headers: { maxauth: maxauthHeader(userid, password) },
   });
   await response.arrayBuffer();

@@ -65,7 +65,29 @@ export const querySection: Section = {
     const shared =
       'OSLC where/orderBy/select parsing, plan, Kysely, response shaping; against a bare Fastify route running ' +
       'the same SQL through a pg Pool.';
+    const maxauthScenario: Scenario = {
+      label: 'eas',
+      server: { script: 'eas.ts', env },
+      path: PATH,
+      headers: { maxauth: maxauthHeader('MAXADMIN', BENCH_ADMIN_PASSWORD) },
+      check: checkPage,
+    };
     return [
+      {
+        name: 'status list, maxauth vs cookie',
+        // Per-request credentials store nothing and are verified once (docs/compatibility.md, "Sessions").
+        description:
+          'The page request with maxauth on every request against the same service with the session cookie of ' +
+          'one login: what per-request credentials cost on top of a session.',
+        target: 0.8,
+        subject: maxauthScenario,
+        baseline: {
+          ...maxauthScenario,
+          label: 'eas cookie',
+          headers: (baseUrl) => sessionCookieHeader(baseUrl, PATH, 'MAXADMIN', BENCH_ADMIN_PASSWORD),
+        },
+        sameAnswer,
+      },
       {
         name: 'status list, maxauth',
         // Issue 3 sets its target on the query path; this pair shows what credentials on every call add to it.

@@ -4,6 +4,7 @@
 import { parseCookie, stringifySetCookie, type SetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppConfig } from '../config.js';
+import { readFlag } from '../http/query-string.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 import type { OpenedSession, SessionEntry, SessionService } from './sessions.js';
 
@@ -116,7 +117,9 @@ export async function startSession(
 ): Promise<SessionEntry> {
   const current = await sessionOfRequest(request, sessions);
   if (current) await sessions.end(current);
-  const opened = await sessions.open({ ...login, address: request.ip });
+  // The JSON form the login asked for is the session's default (docs/compatibility.md, "Sessions").
+  const lean = readFlag((request.query as Record<string, string | undefined> | undefined)?.lean);
+  const opened = await sessions.open({ ...login, lean, address: request.ip });
   setSessionCookies(reply, opened, policy);
   return opened.entry;
 }

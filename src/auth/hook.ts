@@ -10,12 +10,17 @@ import type { Access, AuthStrategy, CallerAdmission, Right, UserProfile } from '
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /**
- * What a request that logs in with credentials does with sessions: `reuse` the session its cookie names when it is
- * the same user's, else open one (the default; without a cookie every login opens its own, see docs/compatibility.md,
- * "Sessions"); always
- * open a `new` one, ending the one the cookie named (login routes: the id rotates on login); or `none` (logout).
+ * What a request that carries credentials (`maxauth`, BASIC, an API key asking for one) does with sessions
+ * (docs/compatibility.md, "Sessions"):
+ * - `reuse` (every route but the login routes): per-request credentials, which store nothing: the request runs in
+ *   the session its cookie names when that is the same user's, and in none otherwise (no row, no cookie);
+ * - `login` (the API home, `GET /oslc`, where clients log in): as `reuse`, but without the same user's session it
+ *   opens one;
+ * - `new` (the login route): always opens a new one, ending the one the cookie named (the id rotates on login);
+ * - `none` (logout).
+ * An API key with `enablesession=1` asks for a session wherever it is sent: `reuse` counts as `login` for it.
  */
-export type SessionPolicy = 'reuse' | 'new' | 'none';
+export type SessionPolicy = 'reuse' | 'login' | 'new' | 'none';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -57,11 +62,12 @@ interface RouteAccess {
   access: Access | undefined;
   /** The key-only strategy when the route is under its prefix (decided on the pattern the router matched). */
   keyOnly: AuthStrategy | undefined;
+  session: SessionPolicy;
 }
 
 /**
  * The one place where access is decided, before the body is read: authenticate with the first strategy whose
- * credentials the request carries (a login answers with a session cookie), check the CSRF token of browser-session
+ * credentials the request carries (a login route answers with a session cookie), check the CSRF token of browser-session
  * writes, then check what the route declared. A callback hook rather than an async one: a request whose session or
  * key this process knows is decided without a promise (see MaybePromise).
  *
@@ -99,6 +105,7 @@ export function registerAccessHook(
       resolved ??= {
         access: route.config?.access,
         keyOnly: keyOnlyStrategy(options, route.url),
+        session: route.config?.session ?? 'reuse',
       };
       return resolved;
     });
@@ -109,7 +116,7 @@ export function registerAccessHook(
   return hookOf((request) => {
     const keyOnly = keyOnlyStrategy(options, normalisedPath(request.url));
     // Unmatched URLs go to the not-found handler, which answers 404 whoever asks, but on the key-only route.
-    return keyOnly === undefined ? undefined : { access: undefined, keyOnly };
+    return keyOnly === undefined ? undefined : { access: undefined, keyOnly, session: 'reuse' };
   });
 }
 
@@ -128,7 +135,7 @@ function checkAccess(
   } else if (access?.kind === 'public') {
     return;
   }
-  return andThen(authenticate(request, reply, options, keyOnly), (user) => {
+  return andThen(authenticate(request, reply, options, route.session, keyOnly), (user) => {
     request.user = user;
     if (access?.kind === 'public' || request.is404) return;
     authorize(request, user, access, options.metadata);
@@ -168,6 +175,7 @@ function authenticate(
   request: FastifyRequest,
   reply: FastifyReply,
   options: AccessHookOptions,
+  policy: SessionPolicy,
   only?: AuthStrategy,
 ): MaybePromise<UserProfile> {
   const strategy = only ?? options.strategies.find((candidate) => candidate.applies(request));
@@ -182,10 +190,10 @@ function authenticate(
         return profile;
       }
       options.admission.admitCaller(profile);
-      if (strategy.kind === 'login' || strategy.wantsSession?.(request) === true) {
-        return joinSession(request, reply, options, userid, strategy.name).then(() => profile);
-      }
-      return profile;
+      // A key is silent unless it asks for a session, which it then gets on any route.
+      if (strategy.kind === 'token' && strategy.wantsSession?.(request) !== true) return profile;
+      const wanted = strategy.kind === 'token' && policy === 'reuse' ? 'login' : policy;
+      return andThen(joinSession(request, reply, options, userid, strategy.name, wanted), () => profile);
     }),
   );
 }
@@ -201,28 +209,35 @@ function checkCsrf(request: FastifyRequest, session: SessionEntry | null): void 
   if (typeof sent !== 'string' || !sameToken(sent, session.csrfToken)) throw errors.csrfTokenInvalid();
 }
 
-/** The session of a request that logged in with credentials, per the route's session policy. */
-async function joinSession(
+/**
+ * The session of a request that carries credentials, per the route's session policy. Without a cookie on an
+ * ordinary route (`reuse`), nothing to do: no promise, no database (the per-request credentials' fast path).
+ */
+function joinSession(
   request: FastifyRequest,
   reply: FastifyReply,
   options: AccessHookOptions,
   userid: string,
   scheme: string,
-): Promise<void> {
-  const policy = request.routeOptions.config.session ?? 'reuse';
-  const current = await sessionOfRequest(request, options.sessions);
-  if (policy === 'none' || (policy === 'reuse' && current?.userid === userid)) {
-    request.session = current ?? null;
-    return;
-  }
-  const csrfRequired = readFlag((request.query as Record<string, string | undefined>).csrf) === true;
-  // A login without the cookie opens a session of its own: never another client's, even the same user's from the
-  // same address (docs/compatibility.md, "Sessions").
-  request.session = await startSession(request, reply, options.sessions, options.cookies, {
-    userid,
-    scheme,
-    csrfRequired,
-    withToken: options.tokenCookie,
+  policy: SessionPolicy,
+): MaybePromise<void> {
+  if (policy === 'reuse' && request.headers.cookie === undefined) return;
+  return andThen(sessionOfRequest(request, options.sessions), (current) => {
+    if (policy === 'none' || policy === 'reuse' || (policy === 'login' && current?.userid === userid)) {
+      request.session = current?.userid === userid || policy === 'none' ? (current ?? null) : null;
+      return;
+    }
+    const query = request.query as Record<string, string | undefined>;
+    // A login without the cookie opens a session of its own: never another client's, even the same user's from the
+    // same address (docs/compatibility.md, "Sessions").
+    return startSession(request, reply, options.sessions, options.cookies, {
+      userid,
+      scheme,
+      csrfRequired: readFlag(query.csrf) === true,
+      withToken: options.tokenCookie,
+    }).then((session) => {
+      request.session = session;
+    });
   });
 }
 

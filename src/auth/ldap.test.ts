@@ -12,6 +12,7 @@ import {
   startSlapd,
   type Slapd,
 } from '../../test/ldap/slapd.js';
+import { TcpProxy } from '../../test/helpers/tcp-proxy.js';
 import { escapeDnValue } from './ldap.js';
 
 /**
@@ -52,6 +53,42 @@ if (installed) {
     slapd = await startSlapd();
   });
   after(() => slapd?.stop());
+
+  describe('appserver mode: verified binds are cached (docs/compatibility.md, "Sessions")', () => {
+    let t: TestApp;
+    let proxy: TcpProxy;
+    before(async () => {
+      const directory = new URL(slapd.url);
+      proxy = new TcpProxy(directory.hostname, Number(directory.port));
+      await proxy.up();
+      t = await startTestApp({
+        EAS_AUTH_MODE: 'appserver',
+        EAS_LDAP_URL: proxy.rewrite(slapd.url),
+        EAS_LDAP_USER_DN_TEMPLATE: `uid={0},${LDAP_PEOPLE}`,
+      });
+    });
+    after(async () => {
+      await t?.close();
+      await proxy?.down();
+    });
+
+    test('per-request BASIC binds once: a directory outage leaves it working, unverified credentials refused', async () => {
+      const url = '/maximo/oslc/os/mxapiasset?lean=1&oslc.pageSize=1';
+      const verified = basic('wilson', LDAP_PASSWORDS.wilson);
+      const first = await t.app.inject({ url, headers: verified });
+      assert.equal(first.statusCode, 200, first.body);
+      assert.deepEqual(setCookies(first), [], 'per-request credentials open no session');
+      await proxy.down();
+      try {
+        for (let call = 0; call < 5; call += 1)
+          assert.equal((await t.app.inject({ url, headers: verified })).statusCode, 200, `call ${call}`);
+        const unverified = await t.app.inject({ url, headers: basic('smith', LDAP_PASSWORDS.smith) });
+        assert.equal(unverified.statusCode, 401, 'never verified: the directory is asked, and is away');
+      } finally {
+        await proxy.up();
+      }
+    });
+  });
 
   describe('appserver mode with a DN template', () => {
     let t: TestApp;
@@ -197,6 +234,8 @@ if (installed) {
         .set({ status: 'BLOCKED' })
         .where('userid', '=', 'SMITH')
         .execute();
+      // What the write path's notification does on every process: verified credentials and profiles go.
+      t.services.auth.invalidate();
       try {
         const response = await t.app.inject({
           method: 'POST',

@@ -53,7 +53,11 @@ describe('temporary lockout (the default)', () => {
 
   test('failures block a user for EAS_LOCKOUT_MINUTES, then the right password logs in again', async () => {
     // A session opened before the attack.
-    const before = await t.app.inject({ url: WHOAMI, headers: maxauth('WILSON') });
+    const before = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/login',
+      headers: maxauth('WILSON'),
+    });
     assert.equal(before.statusCode, 200);
     const cookie = String(before.headers['set-cookie']).split(';')[0]!;
 

@@ -20,6 +20,7 @@ import {
   type LoginTrackingTable,
 } from './session-repository.js';
 import { typedView } from '../db/schema.js';
+import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
 export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
@@ -71,6 +72,13 @@ const MAX_LOGIN_LENGTH = 100;
 /** Successful logins are written in batches at most this long after they happened (see `flush`). */
 const FLUSH_DELAY_MS = 200;
 const MAX_PENDING = 500;
+/**
+ * How long a verified credential header is trusted without verifying it again (docs/compatibility.md, "Sessions"):
+ * against the database, until any user, group or right changes (which drops it on every process at once), at most
+ * 5 minutes; against a directory, whose changes this service never hears of, 60 seconds.
+ */
+export const NATIVE_CREDENTIAL_TRUST_MS = 5 * 60_000;
+export const DIRECTORY_CREDENTIAL_TRUST_MS = 60_000;
 
 /** `base64(user:password)`, as in `maxauth` and BASIC; a value without a colon is a login name with no password. */
 export function decodeCredentials(encoded: string): { login: string; password: string } {
@@ -126,6 +134,55 @@ export class LoginService {
     }
   }
 
+  /**
+   * The user id a credential header (`maxauth`, `Authorization: Basic`: `base64(user:password)`) stands for; a
+   * per-request credential, verified once and then found by its keyed digest (`AuthService.credentials`) with no
+   * promise and no database. A miss, a blocked address or a scheme not offered takes `login`'s full path, where
+   * refusals are counted and audited; only successes are remembered.
+   */
+  loginWithHeader(encoded: string, scheme: 'MAXAUTH' | 'BASIC', address: string): MaybePromise<string> {
+    const verified = this.options.auth.credentials;
+    const digest = verified.digest(encoded);
+    const now = this.now();
+    const known = verified.find(digest, now);
+    if (known !== undefined && this.offers(scheme) && !this.blockedNow(address)) {
+      const attempt: LoginAttempt = { login: known, password: '', scheme, address };
+      return andThen(this.admitted(attempt, known), () => {
+        this.recordSuccess(attempt, known);
+        return known;
+      });
+    }
+    const version = verified.version;
+    return this.login({ ...decodeCredentials(encoded), scheme, address }).then((userid) => {
+      const trust = this.options.directory ? DIRECTORY_CREDENTIAL_TRUST_MS : NATIVE_CREDENTIAL_TRUST_MS;
+      verified.remember(digest, userid, version, this.now() + trust);
+      return userid;
+    });
+  }
+
+  /**
+   * Admin mode (docs/adminmode.md): the right password of a user who may not log in now is audited as refused. From
+   * the cached profile: on the fast path, no promise.
+   */
+  private admitted(attempt: LoginAttempt, userid: string): MaybePromise<void> {
+    const admission = this.admission;
+    if (!admission) return;
+    return andThen(this.options.auth.profile(userid), (profile) => {
+      if (!profile) return;
+      try {
+        admission.admitCaller(profile);
+      } catch (error) {
+        return this.track(attempt, userid, 'REFUSED').then(() => {
+          throw error;
+        });
+      }
+    });
+  }
+
+  private blockedNow(address: string): boolean {
+    return this.blocked.size > 0 && this.options.addressBlock().enabled && this.isBlocked(address);
+  }
+
   /** The user id the credentials log in as; BMXAA7901E (or the scheme's refusal) otherwise. */
   async login(attempt: LoginAttempt): Promise<string> {
     if (!this.offers(attempt.scheme)) {
@@ -154,16 +211,7 @@ export class LoginService {
       await this.recordFailure(attempt, policy);
       throw errors.notLoggedIn();
     }
-    if (this.admission) {
-      // Admin mode (docs/adminmode.md): the right password of a user who may not log in now is audited as refused.
-      const profile = await this.options.auth.profile(userid);
-      try {
-        if (profile) this.admission.admitCaller(profile);
-      } catch (error) {
-        await this.track(attempt, userid, 'REFUSED');
-        throw error;
-      }
-    }
+    await this.admitted(attempt, userid);
     this.recordSuccess(attempt, userid);
     return userid;
   }

@@ -134,5 +134,55 @@ if (url) {
       await setProperty('mxe.sec.IPblock.num', '50');
       await setProperty('mxe.sec.IPblock.sec', '30');
     });
+
+    test('per-request maxauth stores nothing; a password changed on one process refuses the old value on the other within 1 s', async () => {
+      const property = '/oslc/service/system?action=wsmethod:getProperty&propName=mxe.oslc.maxpagesize';
+      for (let call = 0; call < 20; call += 1) {
+        const response = await fetch(`${second.base}${property}`, { headers: admin });
+        assert.equal(response.status, 200);
+        assert.deepEqual(response.headers.getSetCookie(), [], 'no session for per-request credentials');
+        await response.arrayBuffer();
+      }
+      const person = (await (
+        await fetch(
+          `${first.base}/oslc/os/mxapiperuser?lean=1&oslc.select=personid&oslc.where=personid="MAXADMIN"`,
+          {
+            headers: admin,
+          },
+        )
+      ).json()) as { member: Array<{ href: string }> };
+      const changePassword = async (from: Record<string, string>, password: string) => {
+        const response = await fetch(
+          `${first.base}${new URL(person.member[0]!.href).pathname.replace(/^\/maximo/, '')}`,
+          {
+            method: 'POST',
+            headers: {
+              ...from,
+              'x-method-override': 'PATCH',
+              patchtype: 'MERGE',
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({ maxuser: [{ userid: 'MAXADMIN', password }] }),
+          },
+        );
+        assert.equal(response.status, 204, await response.text());
+      };
+      const changed = 'multiprocess-admin-pw-2';
+      const fresh = { maxauth: Buffer.from(`MAXADMIN:${changed}`).toString('base64') };
+      await changePassword(admin, changed);
+      try {
+        const started = Date.now();
+        let status = 200;
+        while (status !== 401 && Date.now() - started <= 1000) {
+          const response = await fetch(`${second.base}${property}`, { headers: admin });
+          status = response.status;
+          await response.arrayBuffer();
+        }
+        assert.equal(status, 401, 'the old maxauth refused on the other process within 1 s');
+        assert.equal((await fetch(`${second.base}${property}`, { headers: fresh })).status, 200);
+      } finally {
+        await changePassword(fresh, ADMIN_PASSWORD);
+      }
+    });
   });
 }

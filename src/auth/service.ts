@@ -1,4 +1,3 @@
-import * as crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import type { Database } from '../db/schema.js';
@@ -7,14 +6,9 @@ import { ADMIN_GROUP } from './bootstrap.js';
 import { UNUSABLE_HASH, verifyPassword } from './password.js';
 import { findCredentials, loadProfileRows, mayLogIn } from './repository.js';
 import type { ObjectStructureRights, UserProfile } from './types.js';
+import { VerifiedCredentials } from './verified-credentials.js';
 import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
-
-/** SHA-256 (base64) by the one-shot `crypto.hash` where Node has it (20.12+): half the cost of a Hash object. */
-const sha256: (text: string) => string =
-  typeof crypto.hash === 'function'
-    ? (text) => crypto.hash('sha256', text, 'base64')
-    : (text) => crypto.createHash('sha256').update(text).digest('base64');
 
 /** Objects whose writes change who may log in or what they may do. */
 export const SECURITY_OBJECTS: ReadonlySet<string> = new Set([
@@ -26,17 +20,14 @@ export const SECURITY_OBJECTS: ReadonlySet<string> = new Set([
   'SITE',
 ]);
 
-/** How long a verified password is trusted without hashing it again (a change drops it at once anyway). */
-const CREDENTIAL_TTL_MS = 5 * 60 * 1000;
-const MAX_CACHED_CREDENTIALS = 10_000;
-
 /**
  * Verifies passwords and serves user profiles. Hashing a password costs tens of milliseconds and a profile takes
- * three queries, so both are cached in memory and dropped when any process writes a user, group or right (the
- * `object` notification of the write path).
+ * three queries, so verified credential headers (`credentials`) and profiles are cached in memory and dropped when
+ * any process writes a user, group or right (the `object` notification of the write path).
  */
 export class AuthService {
-  private readonly verified = new Map<string, { userid: string; expires: number }>();
+  /** Credential headers verified lately (LoginService reads and fills it; dropped with the profiles). */
+  readonly credentials = new VerifiedCredentials();
   /** A profile being loaded, then the loaded profile itself (null: no such user), so that a hit makes no promise. */
   /** Profiles served from memory (hits) and loaded from the database (misses). */
   readonly cacheStatistics = new CacheStatistics();
@@ -55,20 +46,15 @@ export class AuthService {
   }
 
   invalidate(): void {
-    this.verified.clear();
+    this.credentials.dropAll();
     this.profiles.clear();
   }
 
   /** The user id for a login and password; the same refusal, after the same work, whatever was wrong. */
   async verifyPassword(login: string, password: string): Promise<string> {
-    const cacheKey = sha256(`${login.toUpperCase()}\u0000${password}`);
-    const cached = this.verified.get(cacheKey);
-    if (cached && cached.expires > Date.now()) return cached.userid;
     const user = await findCredentials(this.db, login);
     const matches = await this.checkPassword(password, user?.password ?? UNUSABLE_HASH);
     if (!user || !matches || !mayLogIn(user, Date.now())) throw errors.notLoggedIn();
-    if (this.verified.size >= MAX_CACHED_CREDENTIALS) this.verified.clear();
-    this.verified.set(cacheKey, { userid: user.userid, expires: Date.now() + CREDENTIAL_TTL_MS });
     return user.userid;
   }
 

@@ -16,6 +16,8 @@ export interface MaxSessionTable {
   clientaddr: string | null;
   csrftoken: string;
   csrfrequired: boolean;
+  /** The JSON form the login chose (`lean=1`/`lean=0`), the session's default; null: the API root's (0016). */
+  lean: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
   logindate: Timestamp;
   lastactive: Timestamp;
   expires: Timestamp;
@@ -56,6 +58,7 @@ export interface SessionRow {
   userid: string;
   csrftoken: string;
   csrfrequired: boolean;
+  lean: boolean | null;
   lastactive: Date;
   expires: Date;
 }
@@ -66,6 +69,7 @@ const sessionColumns = [
   'userid',
   'csrftoken',
   'csrfrequired',
+  'lean',
   'lastactive',
   'expires',
 ] as const;

@@ -28,6 +28,8 @@ export interface SessionEntry {
   readonly csrfToken: string;
   /** Sessions whose login asked for the token (`csrf=1`, any scheme): their writes must echo `csrftoken`. */
   readonly csrfRequired: boolean;
+  /** The JSON form the login chose (`lean=1` or `lean=0`): the default of the session's requests; null: none chosen. */
+  readonly lean: boolean | null;
   readonly expiresAt: number;
   /** Latest activity this process saw or read from the database. */
   lastActive: number;
@@ -49,6 +51,8 @@ export interface NewSessionRequest {
   address: string | null;
   csrfRequired: boolean;
   withToken: boolean;
+  /** `lean` of the login request, when it had one. */
+  lean?: boolean | undefined;
 }
 
 export interface SessionServiceOptions {
@@ -199,6 +203,7 @@ export class SessionService {
       userid: request.userid,
       csrftoken: randomBytes(24).toString('base64url'),
       csrfrequired: request.csrfRequired,
+      lean: request.lean ?? null,
       lastactive: new Date(now),
       expires: new Date(now + this.maxMs),
     };
@@ -343,6 +348,7 @@ export class SessionService {
       userid: row.userid,
       csrfToken: row.csrftoken,
       csrfRequired: row.csrfrequired,
+      lean: row.lean,
       expiresAt: row.expires.getTime(),
       lastActive,
       persistedActive: lastActive,

@@ -39,7 +39,8 @@ export type Access =
 
 /**
  * What a strategy's success means to the access hook:
- * - `login`: a password was verified (maxauth, BASIC): the request is a login, answered with a session cookie;
+ * - `login`: a password was verified (maxauth, BASIC): a session cookie on the login routes only, elsewhere none
+ *   (per-request credentials, docs/compatibility.md "Sessions");
  * - `session`: a session cookie: the request runs in that session (writes of browser sessions need `csrftoken`);
  * - `token`: a bearer token such as an API key: silent, no session unless `wantsSession` says so.
  */

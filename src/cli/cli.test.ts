@@ -248,14 +248,27 @@ describe('eas commands against a listening server (a server process on PostgreSQ
     );
   });
 
-  test('adminmode on, state, off', async () => {
+  test('adminmode on, state, off with user and password (numsessions 1): no session left behind', async () => {
     assert.deepEqual(await easJson(['adminmode', 'state']), { state: 0 });
-    const on = (await easJson(['adminmode', 'on', '--numsessions', '3', '--logoutmin', '0'])) as {
+    const on = (await easJson(['adminmode', 'on', '--numsessions', '1', '--logoutmin', '0'])) as {
       state: number;
     };
     assert.ok(on.state === 1 || on.state === 2);
-    const text = await eas(['adminmode', 'state']);
-    assert.match(text.stdout, /^admin mode: (on \(1\)|turning on \(2\))\n$/);
+    for (let poll = 0; poll < 5; poll += 1) {
+      const text = await eas(['adminmode', 'state']);
+      assert.equal(text.code, EXIT.ok, text.stderr);
+      assert.match(text.stdout, /^admin mode: (on \(1\)|turning on \(2\))\n$/);
+    }
+    const status = await fetch(`${server.base}/oslc/adminmode/state`, {
+      headers: { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') },
+    });
+    assert.equal(status.status, 200);
+    assert.deepEqual(status.headers.getSetCookie(), []);
+    assert.equal(
+      ((await status.json()) as { adminsessions: number }).adminsessions,
+      0,
+      'no CLI session left',
+    );
     assert.deepEqual(await easJson(['adminmode', 'off']), { state: 0 });
   });
 

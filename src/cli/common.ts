@@ -32,6 +32,9 @@ export function clientFor(io: CliIo, options: GlobalOptions, url?: string, apike
       auth: options.auth,
     }),
     apiRoot,
+    // Per-request maxauth/BASIC: a command opens no session, so none is left behind however it ends, and admin
+    // mode's session limit never refuses the next command (docs/cli.md, "Credentials").
+    perRequestCredentials: true,
     ...(options.timeout !== undefined && { timeoutMs: integer(options.timeout) * 1000 }),
   });
 }

@@ -57,6 +57,25 @@ describe('client SDK', () => {
     }
   });
 
+  test('per-request credentials never call the login route, so nothing is left behind', async () => {
+    for (const scheme of ['maxauth', 'basic'] as const) {
+      const paths: string[] = [];
+      const wilson = new EasClient({
+        baseUrl: server.base,
+        credentials: { scheme, user: 'WILSON', password: DEMO_PASSWORD },
+        perRequestCredentials: true,
+        fetch: (input, init) => {
+          paths.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+          return fetch(input, init);
+        },
+      });
+      assert.equal((await wilson.whoami()).loginUserName, 'WILSON', scheme);
+      assert.equal((await wilson.query('mxapiasset', { pageSize: 1 }).first()).member.length, 1);
+      await wilson.logout();
+      assert.ok(!paths.some((path) => /\/(login|logout)$/.test(path)), `${scheme}: ${paths.join(' ')}`);
+    }
+  });
+
   test('a refused login is an EasClientError with the reason code, status and request, and no password', async () => {
     const wrong = client({ scheme: 'maxauth', user: 'WILSON', password: 'not-the-password-x' });
     const error = await wrong.whoami().then(

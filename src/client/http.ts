@@ -20,6 +20,12 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Replaces the global `fetch` (tests, proxies). */
   fetch?: typeof fetch;
+  /**
+   * `maxauth` and BASIC: send the credentials on every call instead of logging in once. Such calls open no
+   * session on the server (docs/compatibility.md, "Sessions"), so nothing is left behind however the program ends:
+   * what short-lived programs (the CLI) want. FORM logins always log in (and `logout` ends the session).
+   */
+  perRequestCredentials?: boolean;
 }
 
 export type QueryValue = string | number | boolean | undefined;
@@ -46,6 +52,16 @@ function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
 }
 
+/** The header of `maxauth` or BASIC credentials. */
+function credentialHeaderOf(credentials: {
+  scheme: 'maxauth' | 'basic';
+  user: string;
+  password: string;
+}): Record<string, string> {
+  const encoded = base64(`${credentials.user}:${credentials.password}`);
+  return credentials.scheme === 'maxauth' ? { maxauth: encoded } : { authorization: `Basic ${encoded}` };
+}
+
 function filenameOf(disposition: string | null): string | undefined {
   if (!disposition) return undefined;
   const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
@@ -54,8 +70,8 @@ function filenameOf(disposition: string | null): string | undefined {
 
 /**
  * The transport: one logged-in conversation with one server. Logins that open a session (maxauth, BASIC, FORM)
- * log in once and replay the session cookies, as the deployed systems expect of clients; an API key is sent as the
- * `apikey` header on every call and opens no session.
+ * log in once and replay the session cookies, as the deployed systems expect of clients; an API key (and, with
+ * `perRequestCredentials`, maxauth or BASIC) is sent on every call and opens no session.
  */
 export class HttpSession {
   readonly baseUrl: string;
@@ -66,6 +82,8 @@ export class HttpSession {
   private readonly cookies = new Map<string, string>();
   private loggedIn = false;
   private loginInFlight: Promise<void> | undefined;
+  /** The credential header sent on every call, when the credentials are per request. */
+  private readonly credentialHeader: Record<string, string> | undefined;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -73,6 +91,10 @@ export class HttpSession {
     this.credentials = options.credentials;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? fetch;
+    const credentials = options.credentials;
+    if (credentials.scheme === 'apikey') this.credentialHeader = { apikey: credentials.apikey };
+    else if (options.perRequestCredentials === true && credentials.scheme !== 'form')
+      this.credentialHeader = credentialHeaderOf(credentials);
   }
 
   /** `<base>/<apiRoot>/<path>`; an absolute address (an `href` of an answer) is taken as it is. */
@@ -86,9 +108,9 @@ export class HttpSession {
     return url;
   }
 
-  /** Logs in now (otherwise the first call does). Does nothing for API keys. */
+  /** Logs in now (otherwise the first call does). Does nothing for API keys and per-request credentials. */
   async login(): Promise<void> {
-    if (this.credentials.scheme === 'apikey' || this.loggedIn) return;
+    if (this.credentialHeader !== undefined || this.loggedIn) return;
     this.loginInFlight ??= this.performLogin().finally(() => {
       this.loginInFlight = undefined;
     });
@@ -114,11 +136,7 @@ export class HttpSession {
       await response.arrayBuffer();
     } else {
       const url = this.url('login', { lean: 1 });
-      const authorization: Record<string, string> =
-        credentials.scheme === 'maxauth'
-          ? { maxauth: base64(`${credentials.user}:${credentials.password}`) }
-          : { authorization: `Basic ${base64(`${credentials.user}:${credentials.password}`)}` };
-      const response = await this.send('POST', url, { headers: authorization });
+      const response = await this.send('POST', url, { headers: credentialHeaderOf(credentials) });
       if (!response.ok) await this.failWith('POST', url, response);
       await response.arrayBuffer();
     }
@@ -200,8 +218,7 @@ export class HttpSession {
   }
 
   private authHeaders(): Record<string, string> {
-    const headers: Record<string, string> = {};
-    if (this.credentials.scheme === 'apikey') headers.apikey = this.credentials.apikey;
+    const headers: Record<string, string> = { ...this.credentialHeader };
     if (this.cookies.size > 0) {
       headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     }

@@ -38,7 +38,11 @@ export async function collectionAction(
   if (!NEW.test(action)) throw errors.unknownAction(action, structure.name);
   const body = request.method === 'POST' ? objectBody(request.body, true) : {};
   const values = await options.resources.newRecord(structure, body);
-  const lean = isLean(options.root, readCollectionParams(request.query as Record<string, string>).lean);
+  const lean = isLean(
+    options.root,
+    readCollectionParams(request.query as Record<string, string>).lean,
+    request.session,
+  );
   const prefix = lean ? '' : 'spi:';
   const json: Record<string, unknown> = lean ? {} : { prefixes: PREFIXES };
   for (const attribute of structure.root.object.attributes.values()) {

@@ -26,9 +26,16 @@ export interface OslcRoutesOptions {
  */
 export const DEFAULT_IDLE_EXPIRY_SECONDS = 300;
 
-/** /oslc answers namespaced JSON unless `lean=1`; /api answers lean JSON unless `lean=0` (docs/compatibility.md). */
-export function isLean(root: ApiRoot, lean: boolean | undefined): boolean {
-  return lean ?? root === 'api';
+/**
+ * /oslc answers namespaced JSON unless `lean=1`; /api answers lean JSON unless `lean=0` (docs/compatibility.md); a
+ * request without `lean` in a session whose login chose one answers in that form ("Sessions").
+ */
+export function isLean(
+  root: ApiRoot,
+  lean: boolean | undefined,
+  session: { readonly lean: boolean | null } | null = null,
+): boolean {
+  return lean ?? session?.lean ?? root === 'api';
 }
 
 export function responseOptionsFor(
@@ -40,7 +47,7 @@ export function responseOptionsFor(
   return {
     links,
     osName: (request.params as { os: string }).os.toLowerCase(),
-    lean: isLean(options.root, params.lean),
+    lean: isLean(options.root, params.lean, request.session),
     dropNulls: params.dropNulls,
     internalValues: params.internalValues,
     collectionRefs: params.collectionRefs,

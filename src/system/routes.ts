@@ -58,8 +58,8 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRoutesOp
   app.get('/systeminfo', user, async (request, reply) => {
     const facts = await system.facts();
     const href = `${linksOf(request).api}/systeminfo`;
-    // Namespaced on /oslc unless lean=1, as resources (isLean in src/oslc/routes.ts).
-    const lean = readFlag((request.query as Query).lean) ?? root === 'api';
+    // Namespaced on /oslc unless lean=1 (or the session's login chose lean), as resources (isLean).
+    const lean = readFlag((request.query as Query).lean) ?? request.session?.lean ?? root === 'api';
     if (!lean) return sendJson(reply, 200, namespacedSystemInfo(facts, href));
     return sendJson(reply, 200, {
       href,

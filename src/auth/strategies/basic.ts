@@ -1,12 +1,13 @@
 import type { FastifyRequest } from 'fastify';
-import { decodeCredentials, type LoginService } from '../login.js';
+import type { LoginService } from '../login.js';
 import type { AuthStrategy } from '../types.js';
 
 const BASIC = /^basic\s+(\S+)\s*$/i;
 
 /**
  * BASIC: `Authorization: Basic base64(userid:password)` on any request. The security mode decides who checks the
- * password (LoginService): the database in `native` mode, the LDAP directory in `appserver` mode.
+ * password (LoginService): the database in `native` mode, the LDAP directory in `appserver` mode. Per-request
+ * credentials, like `maxauth`: verified once, then found in memory.
  */
 export function basicStrategy(logins: LoginService): AuthStrategy {
   return {
@@ -14,10 +15,6 @@ export function basicStrategy(logins: LoginService): AuthStrategy {
     kind: 'login',
     applies: (request: FastifyRequest) => BASIC.test(request.headers.authorization ?? ''),
     authenticate: (request: FastifyRequest) =>
-      logins.login({
-        ...decodeCredentials(BASIC.exec(request.headers.authorization ?? '')?.[1] ?? ''),
-        scheme: 'BASIC',
-        address: request.ip,
-      }),
+      logins.loginWithHeader(BASIC.exec(request.headers.authorization ?? '')?.[1] ?? '', 'BASIC', request.ip),
   };
 }

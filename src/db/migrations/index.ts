@@ -14,6 +14,7 @@ import { dbconfig } from './0012-dbconfig.js';
 import { migrationPackages } from './0013-migration-packages.js';
 import { samlReplay } from './0014-saml-replay.js';
 import { migrationDrift } from './0015-migration-drift.js';
+import { sessionLean } from './0016-session-lean.js';
 import { serviceRequests } from './0017-service-requests.js';
 import { federatedSessions } from './0020-federated-sessions.js';
 import { corsProperties } from './0022-cors-properties.js';
@@ -41,6 +42,7 @@ export const migrations: readonly Migration[] = [
   migrationPackages,
   samlReplay,
   migrationDrift,
+  sessionLean,
   serviceRequests,
   federatedSessions,
   corsProperties,

@@ -47,4 +47,3 @@ export const UploadQuery = Type.Object({
   filename: Type.String({ minLength: 1, maxLength: 200 }),
 });
 export type UploadQuery = Static<typeof UploadQuery>;
-

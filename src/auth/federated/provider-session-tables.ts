@@ -1,5 +1,5 @@
 /**
- * Row type of `federatedsession` (migration 0020-federated-sessions), apart from its repository so that the database
+ * Row type of `federatedsession` (migration 0018-federated-sessions), apart from its repository so that the database
  * type (`db/schema.ts`) reads it without importing the session service.
  */
 export interface FederatedSessionTable {

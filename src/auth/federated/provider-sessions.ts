@@ -1,4 +1,4 @@
-// Which identity-provider session opened each federated session (migration 0020-federated-sessions), so that a
+// Which identity-provider session opened each federated session (migration 0018-federated-sessions), so that a
 // logout the provider sends (SAML LogoutRequest, OIDC logout token) finds the sessions to end, and a logout started
 // here can name the provider's session (docs/federated-login.md, "Single logout").
 import type { Kysely } from 'kysely';

@@ -16,8 +16,8 @@ import { samlReplay } from './0014-saml-replay.js';
 import { migrationDrift } from './0015-migration-drift.js';
 import { sessionLean } from './0016-session-lean.js';
 import { serviceRequests } from './0017-service-requests.js';
-import { federatedSessions } from './0020-federated-sessions.js';
-import { corsProperties } from './0022-cors-properties.js';
+import { federatedSessions } from './0018-federated-sessions.js';
+import { corsProperties } from './0019-cors-properties.js';
 
 /** One versioned schema change: statements run in order, in one transaction. */
 export interface Migration {

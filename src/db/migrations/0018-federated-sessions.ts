@@ -6,7 +6,7 @@ import type { Migration } from './index.js';
  * session cookie; a logout started here sends them to the provider. A row goes with its session (cascade).
  */
 export const federatedSessions: Migration = {
-  name: '0020-federated-sessions',
+  name: '0018-federated-sessions',
   statements: [
     `create table if not exists federatedsession (
        sessionhash char(64) primary key references maxsession(sessionhash) on delete cascade,

@@ -28,7 +28,7 @@ const CORS_PROPERTIES: ReadonlyArray<readonly [name: string, description: string
 const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
 
 export const corsProperties: Migration = {
-  name: '0022-cors-properties',
+  name: '0019-cors-properties',
   statements: [
     `insert into maxprop (propname, description, maxtype, maximodefault, globalonly, liverefresh, onlinechanges,
        masked, nullsallowed, changeby, changedate) values

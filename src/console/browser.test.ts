@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_FLAGS, chromiumInstalled } from '../../test/helpers/chromium.js';
 import { startListeningServer, type ListeningServer } from '../../test/helpers/http-server.js';
 import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
 
@@ -13,28 +13,10 @@ import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
  * used as an administrator would, then as a user who is not one. The page must load nothing from elsewhere and log
  * no error. `EAS_CONSOLE_SCREENSHOTS=1` writes the screenshots of docs/console.md.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOTS = process.env.EAS_CONSOLE_SCREENSHOTS === '1';
 const SCREENSHOT_DIR = new URL('../../docs/console/', import.meta.url);
 
-const installed = existsSync(CHROMIUM);
-if (!installed && process.env.CI === 'true') {
-  test('chromium is installed', () => {
-    assert.fail(`${CHROMIUM} is missing: the browser test needs the Debian package chromium (see .ci/run)`);
-  });
-} else if (!installed) {
-  process.stdout.write(`# browser test skipped: ${CHROMIUM} is not installed (apt-get install chromium)\n`);
-}
+const installed = chromiumInstalled('the console in a browser');
 
 type Json = Record<string, unknown>;
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_FLAGS, chromiumInstalled } from '../../../test/helpers/chromium.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { PROVIDER_PASSWORD, startProvider, type TestProvider } from '../../../test/oidc/provider.js';
 
@@ -14,27 +14,8 @@ import { PROVIDER_PASSWORD, startProvider, type TestProvider } from '../../../te
  * page, back to the sign-in page with a session, an API key created there with the keyboard, then used on /api as a
  * headless client would. CI must have Chromium (.ci/run installs it): there a missing one fails this file.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
-const installed = existsSync(CHROMIUM);
-if (!installed && process.env.CI === 'true') {
-  test('chromium is installed', () => {
-    assert.fail(`${CHROMIUM} is missing: the browser test needs the Debian package chromium (see .ci/run)`);
-  });
-} else if (!installed) {
-  // The runner's own skip: counted as skipped, never as passed.
-  test('signing in with a browser', { skip: `${CHROMIUM} is not installed (apt-get install chromium)` });
-}
+const installed = chromiumInstalled('signing in with a browser');
 
 /** A port free now, for a server whose own address must be configured before it starts (the redirect URL). */
 async function freePort(): Promise<number> {

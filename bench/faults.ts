@@ -243,64 +243,16 @@ export async function databaseOutage(
     try {
       const base = await server.listening();
       const list = `${base}/oslc/os/mxapiasset?lean=1&oslc.pageSize=5&oslc.select=assetnum`;
-      const phaseMs = sizes.phaseSeconds * 1000;
-      const started = Date.now();
-      const terminateAt = started + phaseMs;
-      const downAt = terminateAt + 2 * phaseMs;
-      const upAt = downAt + sizes.outageSeconds * 1000;
-      // A request that started just before the relay was cut or restored answers according to when it started.
-      const graceMs = 3000;
-      const endAt = upAt + graceMs + 2 * phaseMs;
-      const done = () => Date.now() >= endAt;
-      const faults = (async () => {
-        await sleep(terminateAt - Date.now());
-        let terminated = 0;
-        for (let round = 0; round < 3; round++) {
-          const { rowCount } = await admin.query(
-            'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
-            [applicationName],
-          );
-          terminated += rowCount ?? 0;
-          await sleep(200);
-        }
-        log(`  terminated ${terminated} backends`);
-        await sleep(downAt - Date.now());
-        await proxy.down();
-        log(`  database unreachable for ${sizes.outageSeconds} s`);
-        await sleep(upAt - Date.now());
-        await proxy.up();
-        log('  database back');
-      })();
+      const timeline = outageTimeline(sizes);
+      const done = () => Date.now() >= timeline.endAt;
       const [reads, writes] = await Promise.all([
         load(sizes.clients, done, () => getStatus(list)),
         writers(base, Math.max(1, Math.floor(sizes.clients / 2)), `${schema.slice(-8)}W`, done),
-        faults,
+        injectOutage(admin, proxy, applicationName, timeline, sizes, log),
       ]);
-      const inFault = (at: number) =>
-        (at >= terminateAt && at <= terminateAt + graceMs) || (at >= downAt && at <= upAt + graceMs);
-      const wrong = reads.filter(
-        (sample) => sample.status !== 200 && !(sample.status === 503 && inFault(sample.at)),
+      const { problems, detail } = await judgeOutage(timeline, reads, writes, server.alive, () =>
+        verifyWrites(base, `${schema.slice(-8)}W`, writes.acknowledged),
       );
-      const during = reads.filter((sample) => sample.at > downAt + 500 && sample.at < upAt);
-      const afterwards = reads.filter((sample) => sample.at > upAt + graceMs);
-      const count = (samples: Sample[], status: number) => samples.filter((s) => s.status === status).length;
-      const problems = [
-        ...(server.alive ? [] : ['the process exited']),
-        ...(wrong.length > 0
-          ? [
-              `${wrong.length} answers outside the fault windows or not 200/503: ${wrong.map((s) => s.status).join(',')}`,
-            ]
-          : []),
-        ...(during.length > 0 && count(during, 503) === 0 ? ['no 503 while the database was away'] : []),
-        ...(afterwards.length === 0 || count(afterwards, 200) !== afterwards.length
-          ? ['not all 200 after the database returned']
-          : []),
-        ...(await verifyWrites(base, `${schema.slice(-8)}W`, writes.acknowledged)),
-      ];
-      const detail =
-        `${reads.length} reads: ${count(reads, 200)} x 200, ${count(reads, 503)} x 503, ` +
-        `${reads.length - count(reads, 200) - count(reads, 503)} other; ` +
-        `${writes.acknowledged.length}/${writes.sent} writes acknowledged, all present; process alive: ${server.alive}`;
       return {
         name,
         passed: problems.length === 0,
@@ -312,6 +264,89 @@ export async function databaseOutage(
       await proxy.down();
     }
   });
+}
+
+/** When the outage's faults happen, from now: backends terminated, then the database away, then back. */
+interface OutageTimeline {
+  terminateAt: number;
+  downAt: number;
+  upAt: number;
+  /** A request that started just before the relay was cut or restored answers according to when it started. */
+  graceMs: number;
+  endAt: number;
+}
+
+function outageTimeline(sizes: FaultSizes): OutageTimeline {
+  const phaseMs = sizes.phaseSeconds * 1000;
+  const terminateAt = Date.now() + phaseMs;
+  const downAt = terminateAt + 2 * phaseMs;
+  const upAt = downAt + sizes.outageSeconds * 1000;
+  const graceMs = 3000;
+  return { terminateAt, downAt, upAt, graceMs, endAt: upAt + graceMs + 2 * phaseMs };
+}
+
+/** The faults, on time: the app's backends terminated three times, then the relay cut, then restored. */
+async function injectOutage(
+  admin: pg.Client,
+  proxy: TcpProxy,
+  applicationName: string,
+  { terminateAt, downAt, upAt }: OutageTimeline,
+  sizes: FaultSizes,
+  log: (line: string) => void,
+): Promise<void> {
+  await sleep(terminateAt - Date.now());
+  let terminated = 0;
+  for (let round = 0; round < 3; round++) {
+    const { rowCount } = await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+      [applicationName],
+    );
+    terminated += rowCount ?? 0;
+    await sleep(200);
+  }
+  log(`  terminated ${terminated} backends`);
+  await sleep(downAt - Date.now());
+  await proxy.down();
+  log(`  database unreachable for ${sizes.outageSeconds} s`);
+  await sleep(upAt - Date.now());
+  await proxy.up();
+  log('  database back');
+}
+
+/** 200 or, within a fault window, 503; some 503 while away; only 200 after; every acknowledged write kept. */
+async function judgeOutage(
+  { terminateAt, downAt, upAt, graceMs }: OutageTimeline,
+  reads: Sample[],
+  writes: { acknowledged: unknown[]; sent: number },
+  alive: boolean,
+  verify: () => Promise<string[]>,
+): Promise<{ problems: string[]; detail: string }> {
+  const inFault = (at: number) =>
+    (at >= terminateAt && at <= terminateAt + graceMs) || (at >= downAt && at <= upAt + graceMs);
+  const wrong = reads.filter(
+    (sample) => sample.status !== 200 && !(sample.status === 503 && inFault(sample.at)),
+  );
+  const during = reads.filter((sample) => sample.at > downAt + 500 && sample.at < upAt);
+  const afterwards = reads.filter((sample) => sample.at > upAt + graceMs);
+  const count = (samples: Sample[], status: number) => samples.filter((s) => s.status === status).length;
+  const problems = [
+    ...(alive ? [] : ['the process exited']),
+    ...(wrong.length > 0
+      ? [
+          `${wrong.length} answers outside the fault windows or not 200/503: ${wrong.map((s) => s.status).join(',')}`,
+        ]
+      : []),
+    ...(during.length > 0 && count(during, 503) === 0 ? ['no 503 while the database was away'] : []),
+    ...(afterwards.length === 0 || count(afterwards, 200) !== afterwards.length
+      ? ['not all 200 after the database returned']
+      : []),
+    ...(await verify()),
+  ];
+  const detail =
+    `${reads.length} reads: ${count(reads, 200)} x 200, ${count(reads, 503)} x 503, ` +
+    `${reads.length - count(reads, 200) - count(reads, 503)} other; ` +
+    `${writes.acknowledged.length}/${writes.sent} writes acknowledged, all present; process alive: ${alive}`;
+  return { problems, detail };
 }
 
 /** Fault 2: `kill -9` during concurrent writes; a restart on the same storage has every acknowledged write. */

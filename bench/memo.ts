@@ -2,6 +2,7 @@
 // each cache's work is timed computed afresh and answered from the cache, interleaved round by round so that the
 // machine's other load falls on both alike. The figures are quoted in src/auth/README.md, src/http/README.md and
 // src/oslc/query/README.md beside the caches they justify.
+import { parseCookie } from 'cookie';
 import { createHash, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseQueryString } from '../src/http/query-string.js';
@@ -21,6 +22,7 @@ const QUERY =
   'lean=1&oslc.select=assetnum,description,status,location,siteid&oslc.where=status%3D%22OPERATING%22%20and%20siteid%3D%22BEDFORD%22&oslc.orderBy=-assetnum&oslc.pageSize=20&pageno=2';
 const WHERE = 'status="OPERATING" and siteid="BEDFORD" and assetnum>"1000"';
 const COOKIE = randomBytes(32).toString('base64url');
+const COOKIE_HEADER = `JSESSIONID=${COOKIE}; LtpaToken2=${randomBytes(32).toString('base64url')}`;
 const hash = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 /** Median nanoseconds per call of `work` over `rounds` rounds of `calls` calls. */
@@ -55,6 +57,8 @@ export function measureMemoCaches(): MemoResult[] {
   const query = parseQueryString(QUERY);
   return [
     compare('session cookie digest (SessionService)', () => hash(COOKIE)),
+    compare('cookie header (sessionOfRequest)', () => parseCookie(COOKIE_HEADER)),
+    compare('getProperty answer (PropertyAnswers)', () => Buffer.from(JSON.stringify({ return: '1000' }))),
     compare('query string (createQueryStringParser)', () => parseQueryString(QUERY)),
     compare('collection parameters (collection-reply)', () => readCollectionParams(query)),
     compare('where clause tree (parsed)', () => parseWhere(WHERE)),

@@ -229,14 +229,38 @@ const cookieOf = (answer: Answer): Record<string, string> => {
   return { cookie: cookies.join('; ') };
 };
 
-async function scenario(client: Client, requests: number): Promise<Check[]> {
-  const checks: Check[] = [];
-  const admin = maxauth('MAXADMIN', ADMIN_PASSWORD);
-  const wilson = maxauth('WILSON', DEMO_PASSWORD);
-  const whoami = '/maximo/oslc/whoami';
+/** Who the checks act as, and what they ask for. */
+interface ScenarioContext {
+  client: Client;
+  requests: number;
+  admin: Record<string, string>;
+  wilson: Record<string, string>;
+}
 
-  // 1. A login through one process (the login route: other requests with credentials store no session); its
-  // session cookie is honoured by both.
+const WHOAMI = '/maximo/oslc/whoami';
+
+/** What one process does is seen by the other: sessions, API keys, properties, admin mode. */
+async function scenario(client: Client, requests: number): Promise<Check[]> {
+  const context: ScenarioContext = {
+    client,
+    requests,
+    admin: maxauth('MAXADMIN', ADMIN_PASSWORD),
+    wilson: maxauth('WILSON', DEMO_PASSWORD),
+  };
+  return [
+    ...(await sessionChecks(context)),
+    ...(await apiKeyChecks(context)),
+    ...(await propertyChecks(context)),
+    ...(await adminModeChecks(context)),
+  ];
+}
+
+/**
+ * 1. A login through one process (the login route: other requests with credentials store no session); its session
+ * cookie is honoured by both. 2. Logout through the balancer ends it on both.
+ */
+async function sessionChecks({ client, requests, wilson }: ScenarioContext): Promise<Check[]> {
+  const checks: Check[] = [];
   const login = await client.request('POST', '/maximo/oslc/login', wilson);
   expectStatus(login, 200, 'login');
   const session = cookieOf(login);
@@ -244,23 +268,25 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
     await expectEverywhere(
       'session of one login',
       requests,
-      () => client.request('GET', whoami, session),
+      () => client.request('GET', WHOAMI, session),
       (a) => a.status === 200,
     ),
   );
-  // 2. Logout through the balancer ends it on both.
   expectStatus(await client.request('POST', '/maximo/oslc/logout', session), 200, 'logout');
   checks.push(
     await expectEverywhere(
       'session after logout',
       requests,
-      () => client.request('GET', whoami, session),
+      () => client.request('GET', WHOAMI, session),
       (a) => a.status === 401,
     ),
   );
+  return checks;
+}
 
-  // 3. An API key works on both; revoked through the balancer, it is refused by both (400 BMXAA9549E,
-  // docs/apikeys.md).
+/** 3. An API key works on both; revoked through the balancer, it is refused by both (400 BMXAA9549E, docs/apikeys.md). */
+async function apiKeyChecks({ client, requests, wilson }: ScenarioContext): Promise<Check[]> {
+  const checks: Check[] = [];
   const created = await client.request('POST', '/maximo/oslc/apitoken/create', wilson, { expiration: -1 });
   expectStatus(created, 200, 'apitoken/create');
   const apikey = { apikey: (JSON.parse(created.body) as { apikey: string }).apikey };
@@ -268,7 +294,7 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
     await expectEverywhere(
       'new API key',
       requests,
-      () => client.request('GET', whoami, apikey),
+      () => client.request('GET', WHOAMI, apikey),
       (a) => a.status === 200,
     ),
   );
@@ -280,12 +306,15 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
     await expectEverywhere(
       'revoked API key',
       requests,
-      () => client.request('GET', whoami, apikey),
+      () => client.request('GET', WHOAMI, apikey),
       (a) => a.status === 400 && a.body.includes('BMXAA9549E'),
     ),
   );
+  return checks;
+}
 
-  // 4. A system property set through one process is read back from both.
+/** 4. A system property set through one process is read back from both. */
+async function propertyChecks({ client, requests, admin }: ScenarioContext): Promise<Check[]> {
   const property = '/maximo/oslc/service/system?action=wsmethod:getProperty&propName=mxe.oslc.maxpagesize';
   const value = String(100 + Math.floor(Math.random() * 800));
   const set = await client.request('POST', '/maximo/oslc/service/system?action=wsmethod:setProperty', admin, {
@@ -293,16 +322,19 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
     propValue: value,
   });
   expectStatus(set, 200, 'setProperty');
-  checks.push(
+  return [
     await expectEverywhere(
       `property set to ${value}`,
       requests,
       () => client.request('GET', property, admin),
       (a) => a.status === 200 && (JSON.parse(a.body) as { return?: string }).return === value,
     ),
-  );
+  ];
+}
 
-  // 5. Admin mode on: ordinary logins are refused by both, the administrator still gets in; off: open again.
+/** 5. Admin mode on: ordinary logins are refused by both, the administrator still gets in; off: open again. */
+async function adminModeChecks({ client, requests, admin, wilson }: ScenarioContext): Promise<Check[]> {
+  const checks: Check[] = [];
   expectStatus(
     await client.request('POST', '/maximo/oslc/adminmode/on', admin, { numsessions: 50, logoutmin: 0 }),
     200,
@@ -312,7 +344,7 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
     await expectEverywhere(
       'admin mode on: WILSON refused',
       requests,
-      () => client.request('GET', whoami, wilson),
+      () => client.request('GET', WHOAMI, wilson),
       (a) => a.status === 401,
     ),
   );
@@ -329,11 +361,79 @@ async function scenario(client: Client, requests: number): Promise<Check[]> {
     await expectEverywhere(
       'admin mode off: WILSON logs in',
       requests,
-      () => client.request('GET', whoami, wilson),
+      () => client.request('GET', WHOAMI, wilson),
       (a) => a.status === 200,
     ),
   );
   return checks;
+}
+
+/** The two processes of the deployment, on one schema, each on a free port; answers their ports. */
+async function startServers(databaseUrl: string, schema: string): Promise<number[]> {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('EAS_') && !['PORT', 'HOST', 'DATABASE_URL'].includes(name)) clean[name] = value;
+  const ports: number[] = [];
+  // The settings every process of a deployment must share (docs/deploy.md); only the name and port differ.
+  for (const name of ['eas-a', 'eas-b']) {
+    const port = await freePort();
+    ports.push(port);
+    log(`starting ${name} on 127.0.0.1:${port} (schema ${schema})`);
+    await startChild(
+      name,
+      process.execPath,
+      [SERVER_ENTRY],
+      {
+        ...clean,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        EAS_DB_SCHEMA: schema,
+        EAS_MASTER_KEY: MASTER_KEY,
+        EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        EAS_DEMO: '1',
+        EAS_DEMO_PASSWORD: DEMO_PASSWORD,
+        EAS_SERVER_NAME: name,
+        EAS_LOG_LEVEL: 'warn',
+      },
+      (output) => output.includes('listening on'),
+    );
+  }
+  return ports;
+}
+
+/** HAProxy in front of both, round-robin, each answer naming its process. */
+function haproxyConfig(frontPort: number, ports: readonly number[]): string {
+  return [
+    'global',
+    '  log stderr format raw local0 warning',
+    'defaults',
+    '  mode http',
+    '  timeout connect 5s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    'frontend eas',
+    `  bind 127.0.0.1:${frontPort}`,
+    '  default_backend eas',
+    'backend eas',
+    '  balance roundrobin',
+    `  option httpchk GET ${HEALTH_PATH}`,
+    // Which process answered, for the checks (a deployment need not expose it).
+    '  http-response set-header X-Eas-Backend %s',
+    ...ports.map((port, index) => `  server eas-${'ab'[index]} 127.0.0.1:${port} check inter 1s`),
+    '',
+  ].join('\n');
+}
+
+async function bothReachable(client: Client, proxy: { output(): string }): Promise<void> {
+  // Up when both servers have passed a health check: two answers from two processes.
+  const deadline = Date.now() + 30_000;
+  for (const seen = new Set<string>(); seen.size < 2;) {
+    if (Date.now() > deadline) throw new Error(`HAProxy does not reach both servers:\n${proxy.output()}`);
+    const answer = await client.request('GET', HEALTH_PATH).catch(() => undefined);
+    if (answer?.status === 200) seen.add(answer.server);
+    else await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 async function main(): Promise<number> {
@@ -357,71 +457,15 @@ async function main(): Promise<number> {
   const workDir = await mkdtemp(join(tmpdir(), 'eas-scaleout-'));
   const started = performance.now();
   try {
-    const clean: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env))
-      if (!name.startsWith('EAS_') && !['PORT', 'HOST', 'DATABASE_URL'].includes(name)) clean[name] = value;
-    const ports: number[] = [];
-    // The settings every process of a deployment must share (docs/deploy.md); only the name and port differ.
-    for (const name of ['eas-a', 'eas-b']) {
-      const port = await freePort();
-      ports.push(port);
-      log(`starting ${name} on 127.0.0.1:${port} (schema ${schema})`);
-      await startChild(
-        name,
-        process.execPath,
-        [SERVER_ENTRY],
-        {
-          ...clean,
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          DATABASE_URL: databaseUrl,
-          EAS_DB_SCHEMA: schema,
-          EAS_MASTER_KEY: MASTER_KEY,
-          EAS_ADMIN_PASSWORD: ADMIN_PASSWORD,
-          EAS_DEMO: '1',
-          EAS_DEMO_PASSWORD: DEMO_PASSWORD,
-          EAS_SERVER_NAME: name,
-          EAS_LOG_LEVEL: 'warn',
-        },
-        (output) => output.includes('listening on'),
-      );
-    }
+    const ports = await startServers(databaseUrl, schema);
     const frontPort = await freePort();
     const config = join(workDir, 'haproxy.cfg');
-    await writeFile(
-      config,
-      [
-        'global',
-        '  log stderr format raw local0 warning',
-        'defaults',
-        '  mode http',
-        '  timeout connect 5s',
-        '  timeout client 30s',
-        '  timeout server 30s',
-        'frontend eas',
-        `  bind 127.0.0.1:${frontPort}`,
-        '  default_backend eas',
-        'backend eas',
-        '  balance roundrobin',
-        `  option httpchk GET ${HEALTH_PATH}`,
-        // Which process answered, for the checks (a deployment need not expose it).
-        '  http-response set-header X-Eas-Backend %s',
-        ...ports.map((port, index) => `  server eas-${'ab'[index]} 127.0.0.1:${port} check inter 1s`),
-        '',
-      ].join('\n'),
-    );
+    await writeFile(config, haproxyConfig(frontPort, ports));
     log(`starting HAProxy on 127.0.0.1:${frontPort}, round-robin over ${ports.join(', ')}`);
     // HAProxy says nothing when it is up: the loop below waits for it.
     const proxy = await startChild('haproxy', haproxy, ['-f', config, '-db'], process.env, 'at once');
     const client = new Client(`http://127.0.0.1:${frontPort}`);
-    // Up when both servers have passed a health check: two answers from two processes.
-    const deadline = Date.now() + 30_000;
-    for (const seen = new Set<string>(); seen.size < 2;) {
-      if (Date.now() > deadline) throw new Error(`HAProxy does not reach both servers:\n${proxy.output()}`);
-      const answer = await client.request('GET', HEALTH_PATH).catch(() => undefined);
-      if (answer?.status === 200) seen.add(answer.server);
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await bothReachable(client, proxy);
 
     const checks = await scenario(client, requests);
     const lines = checks.map(

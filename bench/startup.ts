@@ -242,11 +242,50 @@ function verdictOf(value: number, limit: number | undefined): Verdict {
   return value <= limit ? 'PASS' : 'FAIL';
 }
 
+type AddRow = (measure: string, unit: StartupRow['unit'], samples: number[], limit?: number) => void;
+
+/** The resident memory of one process after idling, and after a mixed load (which must answer without errors). */
+async function measureMemory(
+  storage: StorageUnderTest,
+  settings: StartupSettings,
+  env: Record<string, string>,
+  row: AddRow,
+): Promise<void> {
+  const { log } = settings;
+  const server = await startServer(env);
+  try {
+    const pid = server.child.pid!;
+    await new Promise((resolve) => setTimeout(resolve, settings.idleSeconds * 1000));
+    row(
+      `RSS after ${settings.idleSeconds} s idle`,
+      'MiB',
+      [await rssMiB(pid)],
+      STARTUP_TARGETS.idleRssMiB[storage.name],
+    );
+    const cookie = await sessionCookieHeader(
+      server.base.replace(/\/maximo$/, ''),
+      `${CONTEXT_ROOT}/oslc/whoami`,
+      'MAXADMIN',
+      ADMIN_PASSWORD,
+    );
+    const result = await mixedLoad(server.base, cookie, settings.loadSeconds, settings.connections);
+    if (result.errors + result.timeouts + result.non2xx > 0) {
+      throw new Error(
+        `${storage.name} mixed load: ${result.non2xx} non-2xx, ${result.errors + result.timeouts} errors`,
+      );
+    }
+    log(`startup: ${storage.name} mixed load ${result.requests.average.toFixed(0)} req/s`);
+    row(`RSS after ${settings.loadSeconds} s mixed load`, 'MiB', [await rssMiB(pid)]);
+  } finally {
+    await stopChild(server.child);
+  }
+}
+
 /** First starts with the demo data, restarts on the last one, then idle and loaded memory of one more start. */
 async function measureStorage(storage: StorageUnderTest, settings: StartupSettings): Promise<StartupRow[]> {
   const { log } = settings;
   const rows: StartupRow[] = [];
-  const row = (measure: string, unit: StartupRow['unit'], samples: number[], limit?: number) => {
+  const row: AddRow = (measure, unit, samples, limit) => {
     const value = round(unit === 's' ? median(samples) : samples[0]!, unit === 's' ? 3 : 1);
     rows.push({
       storage: storage.name,
@@ -296,33 +335,7 @@ async function measureStorage(storage: StorageUnderTest, settings: StartupSettin
   }
   startRows('restart', restarts, STARTUP_TARGETS.restartSeconds);
 
-  const server = await startServer(env);
-  try {
-    const pid = server.child.pid!;
-    await new Promise((resolve) => setTimeout(resolve, settings.idleSeconds * 1000));
-    row(
-      `RSS after ${settings.idleSeconds} s idle`,
-      'MiB',
-      [await rssMiB(pid)],
-      STARTUP_TARGETS.idleRssMiB[storage.name],
-    );
-    const cookie = await sessionCookieHeader(
-      server.base.replace(/\/maximo$/, ''),
-      `${CONTEXT_ROOT}/oslc/whoami`,
-      'MAXADMIN',
-      ADMIN_PASSWORD,
-    );
-    const result = await mixedLoad(server.base, cookie, settings.loadSeconds, settings.connections);
-    if (result.errors + result.timeouts + result.non2xx > 0) {
-      throw new Error(
-        `${storage.name} mixed load: ${result.non2xx} non-2xx, ${result.errors + result.timeouts} errors`,
-      );
-    }
-    log(`startup: ${storage.name} mixed load ${result.requests.average.toFixed(0)} req/s`);
-    row(`RSS after ${settings.loadSeconds} s mixed load`, 'MiB', [await rssMiB(pid)]);
-  } finally {
-    await stopChild(server.child);
-  }
+  await measureMemory(storage, settings, env, row);
   return rows;
 }
 

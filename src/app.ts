@@ -1,69 +1,43 @@
+import type { Server } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, {
   LogController,
+  type FastifyHttpOptions,
   type FastifyError,
   type FastifyReply,
   type FastifyInstance,
   type FastifyRequest,
   type onRequestHookHandler,
 } from 'fastify';
-import { activeSessionRoutes } from './activesessions/routes.js';
-import { ActiveSessionService } from './activesessions/service.js';
-import { adminModeRoutes } from './adminmode/routes.js';
-import { dbconfigRoutes } from './dbconfig/routes.js';
-import { apiKeyRoutes } from './apikeys/routes.js';
 import { apiKeyStrategy } from './apikeys/strategy.js';
-import { abandonedLogin, cookiePolicy } from './auth/cookies.js';
-import type { SignInProvider } from './auth/federated/page.js';
-import { signInPageRoutes } from './auth/federated/routes.js';
-import type { FederatedSignIn } from './auth/federated/sign-in.js';
-import { registerAccessHook } from './auth/hook.js';
-import { OIDC_LOGIN_PATH, OIDC_LOGOUT_PATH, oidcRoutes } from './auth/oidc/routes.js';
-import {
-  authRoutes,
-  FORM_BODY_LIMIT,
-  type AuthRoutesOptions,
-  formLoginRoutes,
-  loginPageRoutes,
-  type AuthSettings,
-} from './auth/routes.js';
-import { SAML_LOGIN_PATH, SAML_LOGOUT_PATH, samlRoutes } from './auth/saml/routes.js';
+import { abandonedLogin, cookiePolicy, type CookiePolicy } from './auth/cookies.js';
+import { registerAccessHook, type AccessHookOptions } from './auth/hook.js';
+import { FORM_BODY_LIMIT } from './auth/routes.js';
 import { basicStrategy } from './auth/strategies/basic.js';
 import { sessionStrategy } from './auth/strategies/session.js';
 import type { Access } from './auth/types.js';
 import { maxauthStrategy } from './auth/strategies/maxauth.js';
-import { DEFAULT_BODY_LIMIT, isFederatedMode, type AppConfig } from './config.js';
+import { DEFAULT_BODY_LIMIT, type AppConfig } from './config.js';
 import { databaseInputError, isDatabaseError } from './db/constraint-errors.js';
 import type { Storage } from './db/database.js';
 import { isDatabaseUnavailable, serializeError } from './db/faults.js';
 import { errorBody, errors, isMaximoError, type MaximoError } from './errors.js';
-import { consoleRoutes, signInLocation, wantsPage } from './console/routes.js';
-import { healthRoutes } from './health/routes.js';
-import { errorMessageRoutes } from './http/error-messages.js';
+import { signInLocation, wantsPage } from './console/routes.js';
 import { guardListener, keepReadingRefusedBody, listenerOptions } from './http/limits.js';
 import { errorMessagesHref, linksFor, publicBaseOf, type ApiRoot } from './http/links.js';
-import { CorsRules, corsHook, corsRoutes } from './http/cors.js';
+import { CorsRules, corsHeaders } from './http/cors.js';
 import { ParameterNames } from './http/parameter-names.js';
 import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
-import { echoRequestId, lazyRequestLoggers, requestIdOf } from './http/request-id.js';
+import { echoRequestId, lazyRequestLogging, requestIdOf } from './http/request-id.js';
 import { sendJson } from './http/reply.js';
 import { RETRY_AFTER_SECONDS } from './http/retry-after.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { swaggerOptions } from './openapi/document.js';
-import { openApiRoutes } from './openapi/routes.js';
 import { requestStatistics, type RequestStatistics } from './metrics/requests.js';
-import { metricsRoutes } from './metrics/routes.js';
+import { appModules, moduleContext } from './modules.js';
 import { PACKAGE_VERSION } from './system/release.js';
-import { lookupRoutes } from './lookups/routes.js';
-import { migrationRoutes } from './migration/routes.js';
-import { DEFAULT_IDLE_EXPIRY_SECONDS } from './oslc/route-options.js';
-import { oslcRoutes } from './oslc/routes.js';
-import { propertyRoutes } from './properties/routes.js';
 import { createServices, type ServiceGraph } from './services.js';
-import { serverRoutes } from './servers/routes.js';
-import { ServerProcessService } from './servers/service.js';
-import { systemRoutes } from './system/routes.js';
 
 /** A route as registered, with what it requires (the shared access test walks every one). */
 export interface RouteSummary {
@@ -85,10 +59,6 @@ export interface BuiltApp {
 /** Longest path parameter the router accepts (see the `id` schema of src/oslc/schemas.ts). */
 const MAX_PATH_PARAMETER = 1024;
 
-/**
- * Builds the service: its shared services, the error contract, the access hook, and every module of the API,
- * registered explicitly so this file reads as the list of what the API offers.
- */
 /** pino's level numbers: `info` is 30; a level at or below it logs every request. */
 const LEVEL_NUMBERS: Readonly<Record<string, number>> = {
   trace: 10,
@@ -134,17 +104,68 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+/**
+ * Builds the service: its shared services, the request pipeline (CORS, access, error contract; docs/architecture.md)
+ * and every module of the API, registered from the one list of `src/modules.ts`.
+ */
 export async function buildApp(
   config: AppConfig,
   storage: Storage,
   /** Where the log goes (default stdout); tests read it. */
   logStream?: { write(line: string): void },
 ): Promise<BuiltApp> {
-  const requestsLogged = logsRequests(config.logLevel);
-  const LazyRequestLogger = lazyRequestLoggers(config.logLevel);
   // Query parameter names in any case (docs/compatibility.md, "Query parameter names"), with the routes' own.
   const parameterNames = new ParameterNames();
-  const app = Fastify({
+  const app = Fastify(fastifyOptions(config, parameterNames, logStream));
+  guardListener(app.server, config);
+  // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
+  // failures: its logger makes the child naming it only then (src/http/request-id.ts).
+  lazyRequestLogging(app.log, config.logLevel);
+
+  const graph = await createServices(config, storage, app.log);
+  const { properties } = graph;
+  app.addHook('onClose', () => graph.close());
+  app.decorate(
+    'publicBase',
+    publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),
+  );
+  const routes = collectRoutes(app, parameterNames);
+
+  // Before any route registers: each route records its requests (src/metrics/requests.ts).
+  const requests = requestStatistics(graph.metrics);
+  requests.install(app);
+  const cookies = cookiePolicy(config);
+  // Before the access hook: a refusal carries the CORS headers too (docs/operations.md, "Cross-origin requests").
+  const corsRules = new CorsRules((name) => properties.get(name));
+  const cors = corsHeaders(corsRules);
+  const notFoundAccess = registerAccessHook(app, accessOptions(config, graph, cookies), (request, reply) => {
+    echoRequestId(request, reply);
+    cors(request, reply);
+  });
+  registerErrorContract(app, config, graph.sessions, requests, notFoundAccess);
+
+  const context = moduleContext(config, storage, graph, { cookies, corsRules });
+  // Before every module: it describes each route as it registers (docs/operations.md, "OpenAPI").
+  await app.register(fastifySwagger, {
+    ...swaggerOptions({
+      contextRoot: config.contextRoot,
+      apiRouteKeyOnly: config.apiKeys.apiRouteKeyOnly,
+      version: PACKAGE_VERSION,
+    }),
+  });
+  for (const module of appModules) await module.register(app, context);
+
+  return { app, services: { ...graph, routes } };
+}
+
+/** Fastify's options: the log, request ids, the router, and the listener's limits. */
+function fastifyOptions(
+  config: AppConfig,
+  parameterNames: ParameterNames,
+  logStream: { write(line: string): void } | undefined,
+): FastifyHttpOptions<Server> {
+  const requestsLogged = logsRequests(config.logLevel);
+  return {
     logger: {
       level: config.logLevel,
       ...(logStream && { stream: logStream }),
@@ -165,12 +186,6 @@ export async function buildApp(
         body: redactBody,
       },
     },
-    // At info every request is logged, through a child logger naming it (reqId). Above info a request logs only its
-    // failures: its logger makes the child naming it only then (LazyRequestLogger).
-    childLoggerFactory: (logger, bindings, options) =>
-      requestsLogged || options.level !== undefined
-        ? logger.child(bindings, options)
-        : new LazyRequestLogger(logger, bindings, options),
     // Request ids: the client's `x-request-id` when safe, else generated; echoed on every answer (docs/operations.md).
     requestIdHeader: false,
     genReqId: requestIdOf,
@@ -186,7 +201,7 @@ export async function buildApp(
       querystringParser: createQueryStringParser(parameterNames),
     },
     // Failures the router raises before any route runs (a malformed %-escape) bypass the error handler.
-    frameworkErrors: (error, request, reply) => {
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const maximo =
         error.code === 'FST_ERR_ASYNC_CONSTRAINT'
           ? errors.internal()
@@ -201,18 +216,12 @@ export async function buildApp(
     // Limits of the listener, its refusals as error objects (src/http/limits.ts), and header names spelled as the
     // deployed systems write them (docs/compatibility.md, "Header names").
     ...listenerOptions(config, CanonicalHeadersResponse),
-  });
-  guardListener(app.server, config);
+  };
+}
 
-  const graph = await createServices(config, storage, app.log);
-  const { auth, metadata, properties, sessions, logins, apiKeys } = graph;
-  app.addHook('onClose', () => graph.close());
-  app.decorate(
-    'publicBase',
-    publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),
-  );
+/** Every route as it registers, with its access; the query-string parser learns each route's parameter names. */
+function collectRoutes(app: FastifyInstance, parameterNames: ParameterNames): RouteSummary[] {
   const routes: RouteSummary[] = [];
-  const services: AppServices = { ...graph, routes };
   app.addHook('onRoute', (route) => {
     parameterNames.addSchema(route.schema?.querystring);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -229,164 +238,29 @@ export async function buildApp(
         });
     }
   });
+  return routes;
+}
 
-  // Before any route registers: each route records its requests (src/metrics/requests.ts).
-  const requests = requestStatistics(graph.metrics);
-  requests.install(app);
-  const cookies = cookiePolicy(config);
+/** The access hook's strategies, in the order they are tried (docs/security.md), and what it checks with. */
+function accessOptions(config: AppConfig, graph: ServiceGraph, cookies: CookiePolicy): AccessHookOptions {
+  const { auth, metadata, sessions, logins, apiKeys } = graph;
   const credentialStrategies =
     config.auth.mode === 'appserver'
       ? [basicStrategy(logins), maxauthStrategy(logins)]
       : [maxauthStrategy(logins), basicStrategy(logins)];
   const keyStrategy = apiKeyStrategy(apiKeys);
-  // Before the access hook: a refusal carries the CORS headers too (docs/operations.md, "Cross-origin requests").
-  const corsRules = new CorsRules((name) => properties.get(name));
-  app.addHook('onRequest', corsHook(corsRules));
-  const notFoundAccess = registerAccessHook(
-    app,
-    {
-      auth,
-      strategies: [keyStrategy, ...credentialStrategies, sessionStrategy(sessions)],
-      keyOnly: config.apiKeys.apiRouteKeyOnly
-        ? { prefix: `${config.contextRoot}/api`, strategy: keyStrategy }
-        : undefined,
-      metadata,
-      sessions,
-      cookies,
-      tokenCookie: config.auth.mode === 'appserver',
-      admission: graph.adminMode,
-    },
-    echoRequestId,
-  );
-  registerErrorContract(app, config, sessions, requests, notFoundAccess);
-
-  const authSettings: AuthSettings = {
-    mode: config.auth.mode,
-    idleMinutes: config.auth.sessionIdleMinutes,
-    maxMinutes: config.auth.sessionMaxMinutes,
-    serverName: config.serverName,
-    contextRoot: config.contextRoot,
-  };
-  const modules = {
-    config,
-    services: graph,
-    login: { settings: authSettings, sessions, logins, cookies },
-    administration: {
-      activeSessions: new ActiveSessionService(storage.db, sessions),
-      servers: new ServerProcessService(properties, config.serverName),
-    },
-  };
-  // Before every module: it describes each route as it registers (docs/operations.md, "OpenAPI").
-  await app.register(fastifySwagger, {
-    ...swaggerOptions({
-      contextRoot: config.contextRoot,
-      apiRouteKeyOnly: config.apiKeys.apiRouteKeyOnly,
-      version: PACKAGE_VERSION,
-    }),
-  });
-  await app.register(apiModules, { prefix: `${config.contextRoot}/oslc`, root: 'oslc', ...modules });
-  await app.register(apiModules, { prefix: `${config.contextRoot}/api`, root: 'api', ...modules });
-  // The FORM login answers at the context root as deployed servers do, and under /oslc; its page at the root only.
-  await app.register(formLoginRoutes, { prefix: config.contextRoot, ...modules.login });
-  await app.register(formLoginRoutes, { prefix: `${config.contextRoot}/oslc`, ...modules.login });
-  await app.register(loginPageRoutes, {
-    prefix: config.contextRoot,
-    sessions,
-    contextRoot: config.contextRoot,
-  });
-  // Federated login (docs/federated-login.md): the identity provider's routes and the sign-in page, at the root.
-  const federatedSignIn: FederatedSignIn = {
-    contextRoot: config.contextRoot,
+  return {
+    auth,
+    strategies: [keyStrategy, ...credentialStrategies, sessionStrategy(sessions)],
+    keyOnly: config.apiKeys.apiRouteKeyOnly
+      ? { prefix: `${config.contextRoot}/api`, strategy: keyStrategy }
+      : undefined,
+    metadata,
     sessions,
     cookies,
-    logins,
-    users: graph.federatedUsers,
-    db: storage.db,
+    tokenCookie: config.auth.mode === 'appserver',
+    admission: graph.adminMode,
   };
-  const providers: SignInProvider[] = [];
-  if (graph.oidc) {
-    await app.register(oidcRoutes, {
-      prefix: config.contextRoot,
-      relyingParty: graph.oidc,
-      signIn: federatedSignIn,
-    });
-    providers.push({
-      name: graph.oidc.providerName,
-      loginPath: OIDC_LOGIN_PATH,
-      logoutPath: OIDC_LOGOUT_PATH,
-    });
-  }
-  if (graph.saml) {
-    await app.register(samlRoutes, { prefix: config.contextRoot, saml: graph.saml, signIn: federatedSignIn });
-    providers.push({
-      name: graph.saml.providerName,
-      loginPath: SAML_LOGIN_PATH,
-      logoutPath: SAML_LOGOUT_PATH,
-    });
-  }
-  if (isFederatedMode(config.auth.mode)) {
-    await app.register(signInPageRoutes, {
-      prefix: config.contextRoot,
-      contextRoot: config.contextRoot,
-      providers,
-      sessions,
-      auth,
-      apiKeys,
-    });
-  }
-  // The console (docs/console.md): a client of the API above, served from the files the build made.
-  await app.register(consoleRoutes, {
-    contextRoot: config.contextRoot,
-    federated: isFederatedMode(config.auth.mode),
-    providers,
-    sessions,
-    auth,
-  });
-  await app.register(healthRoutes, { prefix: config.contextRoot, health: graph.health });
-  await app.register(openApiRoutes, { contextRoot: config.contextRoot, metadata });
-  await app.register(corsRoutes, { contextRoot: config.contextRoot, rules: corsRules });
-  // On a port of their own when EAS_METRICS_PORT says so (src/server.ts), else here for administrators.
-  if (config.metrics.port === undefined) {
-    await app.register(metricsRoutes, { contextRoot: config.contextRoot, metrics: graph.metrics });
-  }
-
-  return { app, services };
-}
-
-interface ApiModulesOptions {
-  root: ApiRoot;
-  config: AppConfig;
-  services: ServiceGraph;
-  login: Omit<AuthRoutesOptions, 'root'>;
-  /** What the console needs that no other module offers: the sessions of every process, the server processes. */
-  administration: { activeSessions: ActiveSessionService; servers: ServerProcessService };
-}
-
-/** The modules of one API root (`/oslc` or `/api`): both roots offer the same, and differ only in defaults. */
-async function apiModules(app: FastifyInstance, options: ApiModulesOptions): Promise<void> {
-  const { root, config, services } = options;
-  const { resources, properties, apiKeys, lookups, metadata, system, adminMode, dbconfig, migration } =
-    services;
-  const api = {
-    root,
-    contextRoot: config.contextRoot,
-    resources,
-    maxPageSize: (osName: string) => properties.maxPageSize(osName),
-    idleExpiry: () => properties.getInteger('mxe.oslc.idleexiry') ?? DEFAULT_IDLE_EXPIRY_SECONDS,
-    collectionCount: () => properties.getFlag('mxe.oslc.collectioncount') === true,
-  };
-  await app.register(oslcRoutes, api);
-  await app.register(lookupRoutes, { ...api, lookups });
-  await app.register(errorMessageRoutes);
-  await app.register(propertyRoutes, { properties });
-  await app.register(apiKeyRoutes, { apiKeys });
-  await app.register(authRoutes, { root, ...options.login });
-  await app.register(systemRoutes, { root, contextRoot: config.contextRoot, metadata, system });
-  await app.register(migrationRoutes, { migration });
-  await app.register(adminModeRoutes, { adminMode });
-  await app.register(dbconfigRoutes, { dbconfig });
-  await app.register(activeSessionRoutes, { activeSessions: options.administration.activeSessions });
-  await app.register(serverRoutes, { servers: options.administration.servers });
 }
 
 function apiRootOf(request: FastifyRequest, contextRoot: string): ApiRoot {

@@ -116,7 +116,7 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
     if (created && !config.adminPassword) notes.adminPassword = adminPassword;
   }
   if (demoPassword !== undefined && demoHash !== undefined) {
-    const summary = await seedDemoData(storage.db, { passwordHash: demoHash });
+    const summary = await seedDemoData(storage, { passwordHash: demoHash });
     notes.demoLoaded = summary.assets > 0;
     if (notes.demoLoaded && !config.demoPassword) notes.demoPassword = demoPassword;
   }

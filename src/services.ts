@@ -59,16 +59,56 @@ export interface ServiceGraph {
 /**
  * Builds the service graph: each service started (listening on the change bus, caches loaded) and the write path's
  * extension points registered (src/oslc/README.md, "Write path"), so a module takes part in writes of the objects
- * it owns without the resource service knowing it.
+ * it owns without the resource service knowing it. The stages run in order, each on what the earlier ones built.
  */
 export async function createServices(
   config: AppConfig,
   storage: Storage,
   log: FastifyBaseLogger,
 ): Promise<ServiceGraph> {
-  const db = dynamicView(storage.db);
+  const core = await startCore(config, storage, log);
+  const access = await startAccess(config, storage, log, core);
+  const { dbconfig, apiKeys } = await startConfiguration(config, storage, log, core, access);
+  const metrics = new Metrics();
+  observeServices(metrics, {
+    storage,
+    liveSessions: () => access.sessions.liveSessions(),
+    caches: {
+      sessions: access.sessions.cacheStatistics,
+      apikeys: apiKeys.cacheStatistics,
+      profiles: core.auth.cacheStatistics,
+      plans: core.resources.planCacheStatistics,
+    },
+  });
+  const migration = await startMigration(config, storage, core, access, dbconfig);
+  observeAdministration(metrics, access.adminMode, migration);
+  const { metadata, domains, resources, properties } = core;
+  return {
+    metrics,
+    ...core,
+    ...access,
+    ...federatedServices(config, storage, log, apiKeys),
+    apiKeys,
+    health: new HealthService(storage),
+    lookups: new LookupService(dynamicView(storage.db), metadata, domains, resources),
+    system: new SystemService(storage, config.serverName),
+    migration,
+    dbconfig,
+    async close() {
+      access.adminMode.close();
+      await access.logins.flush();
+      await properties.close();
+    },
+  };
+}
+
+type CoreServices = Pick<ServiceGraph, 'metadata' | 'domains' | 'auth' | 'resources' | 'properties'>;
+type AccessServices = Pick<ServiceGraph, 'sessions' | 'logins' | 'adminMode'>;
+
+/** The metadata, the caches the write path notifies, the resource service and the system properties. */
+async function startCore(config: AppConfig, storage: Storage, log: FastifyBaseLogger): Promise<CoreServices> {
   const metadata = new MetadataRegistry();
-  const domains = new DomainCache(db);
+  const domains = new DomainCache(dynamicView(storage.db));
   const auth = new AuthService(storage.db);
   await domains.listen(storage.bus);
   await auth.listen(storage.bus);
@@ -87,6 +127,16 @@ export async function createServices(
     log,
   });
   await properties.start();
+  return { metadata, domains, auth, resources, properties };
+}
+
+/** Sessions, logins and admin mode, which decides who may log in. */
+async function startAccess(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  { auth, properties }: CoreServices,
+): Promise<AccessServices> {
   const sessions = new SessionService({
     db: storage.db,
     bus: storage.bus,
@@ -125,6 +175,17 @@ export async function createServices(
   });
   await adminMode.start();
   logins.setAdmission(adminMode);
+  return { sessions, logins, adminMode };
+}
+
+/** Custom attributes and API keys, and the write rules of the objects that configure the service. */
+async function startConfiguration(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  { metadata, resources, properties }: CoreServices,
+  { logins, adminMode }: AccessServices,
+): Promise<Pick<ServiceGraph, 'dbconfig' | 'apiKeys'>> {
   // Custom attributes join the metadata before the first request, and follow every apply of any process.
   const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
   await dbconfig.start();
@@ -146,18 +207,17 @@ export async function createServices(
   await apiKeys.start();
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
-  const metrics = new Metrics();
-  observeServices(metrics, {
-    storage,
-    liveSessions: () => sessions.liveSessions(),
-    caches: {
-      sessions: sessions.cacheStatistics,
-      apikeys: apiKeys.cacheStatistics,
-      profiles: auth.cacheStatistics,
-      plans: resources.planCacheStatistics,
-    },
-  });
-  // Migration packages: definitions' and targets' rules, and CHANGE tracking inside every write (src/migration).
+  return { dbconfig, apiKeys };
+}
+
+/** Migration packages: definitions' and targets' rules, and CHANGE tracking inside every write (src/migration). */
+async function startMigration(
+  config: AppConfig,
+  storage: Storage,
+  { resources, properties }: CoreServices,
+  { adminMode }: AccessServices,
+  dbconfig: DbConfigService,
+): Promise<MigrationService> {
   const migration = new MigrationService(
     storage,
     resources,
@@ -172,6 +232,15 @@ export async function createServices(
   resources.addWriteRules('DMPKGDEFCONTENT', migration.contentRules);
   resources.addReadTransform('DMPKGDSTTRGT', 'url', migration.targetUrlShown);
   resources.addWriteObserver(migration.changeObserver, migration.changeWrites);
+  return migration;
+}
+
+/** The metrics of the deployment's administration: admin mode, package deploys. */
+function observeAdministration(
+  metrics: Metrics,
+  adminMode: AdminModeService,
+  migration: MigrationService,
+): void {
   metrics.gauge({
     name: 'eas_admin_mode_state',
     help: 'Admin mode of the deployment as this process knows it: 0 off, 1 on, 2 pending.',
@@ -185,15 +254,16 @@ export async function createServices(
     labelNames: ['result'],
   });
   migration.observeDeploys((result) => deploys.inc({ result }));
+}
+
+/** The services of the federated login modes: user mapping always, OpenID Connect and SAML when configured. */
+function federatedServices(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  apiKeys: ApiKeyService,
+): Pick<ServiceGraph, 'federatedUsers' | 'oidc' | 'saml'> {
   return {
-    metrics,
-    metadata,
-    auth,
-    domains,
-    resources,
-    properties,
-    sessions,
-    logins,
     federatedUsers: new FederatedUsers({
       db: storage.db,
       bus: storage.bus,
@@ -208,13 +278,6 @@ export async function createServices(
         stateKey: apiKeys.derivedKey('federated sign-in state'),
         logWarning: (error, message) => log.warn({ err: error }, message),
       }),
-    apiKeys,
-    health: new HealthService(storage),
-    lookups: new LookupService(db, metadata, domains, resources),
-    system: new SystemService(storage, config.serverName),
-    migration,
-    adminMode,
-    dbconfig,
     saml:
       config.saml &&
       new SamlService({
@@ -222,10 +285,5 @@ export async function createServices(
         db: storage.db,
         logRefusal: (detail) => log.info({ saml: detail }, 'SAML response refused'),
       }),
-    async close() {
-      adminMode.close();
-      await logins.flush();
-      await properties.close();
-    },
   };
 }

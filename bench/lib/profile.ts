@@ -42,7 +42,8 @@ function areaOf(url: string, functionName: string, root: string): string {
   const inModules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
   if (inModules) return inModules[1]!;
   if (path.startsWith('node:')) return path.split('/')[0]!.replace(/^node:internal.*/, 'node:internal');
-  return relative(root, path);
+  // The servers run compiled (bench/lib/compile.ts): `.cache/bench/src/...` is the project's `src/...`.
+  return relative(root, path).replace(/^\.cache\/bench\//, '');
 }
 
 const isProjectArea = (area: string): boolean => area.startsWith('src/') || area.startsWith('bench/');

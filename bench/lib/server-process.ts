@@ -16,7 +16,7 @@ export interface RunningServer {
   /** CPU time (user + system) the child has used since it started, in microseconds. */
   cpuMicroseconds(): Promise<number>;
   /** Starts the child's CPU profiler (see serve.ts); only for a child started with `profile`. */
-  startProfile(): Promise<void>;
+  startProfile(intervalMicroseconds?: number): Promise<void>;
   /** Stops it and has the child write the `.cpuprofile` to `file`. */
   stopProfile(file: string): Promise<void>;
   stop(): Promise<void>;
@@ -143,9 +143,12 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
     baseUrl: `http://127.0.0.1:${port}`,
     pid,
     cpuMicroseconds: () => processCpuMicroseconds(pid),
-    async startProfile() {
+    async startProfile(intervalMicroseconds) {
       const started = nextMessage(child, 'profile-started', `${spec.script} profiler`, STOP_TIMEOUT_MS);
-      child.send({ kind: 'profile-start' } satisfies RunnerMessage);
+      child.send({
+        kind: 'profile-start',
+        ...(intervalMicroseconds !== undefined && { intervalMicroseconds }),
+      } satisfies RunnerMessage);
       await started;
     },
     async stopProfile(file) {

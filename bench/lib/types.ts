@@ -46,8 +46,13 @@ export interface Pair {
   sameAnswer?(subject: unknown, baseline: unknown): void;
 }
 
+/** Where a service under test keeps its data (`--storage`; the sections that need a big database use PostgreSQL). */
+export type StorageKind = 'postgres' | 'pglite';
+
 export interface SectionContext {
   databaseUrl: string;
+  /** `--storage`: the property-call sections run their service on this; the others always on PostgreSQL. */
+  storage: StorageKind;
   /** `--reload`: rebuild fixtures even when an earlier run left them in place. */
   reload: boolean;
   log(message: string): void;

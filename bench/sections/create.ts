@@ -57,7 +57,8 @@ export const createSection: Section = {
           'POST of a new asset with the session cookie of one login: access hook, body validation against the ' +
           'object structure, defaults, the insert and its status history in one statement (no change event: no ' +
           'cache holds assets); against one plain INSERT.',
-        target: 0.5,
+        // Issue 18 set 0.5; issue 27 raises it to 0.65.
+        target: 0.65,
         subject: {
           label: 'eas',
           server: { script: 'eas.ts', env },

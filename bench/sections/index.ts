@@ -2,6 +2,7 @@ import type { Section } from '../lib/types.js';
 import { apiKeySection } from './apikey.js';
 import { createSection } from './create.js';
 import { getPropertySection } from './get-property.js';
+import { memberSection } from './member.js';
 import { querySection } from './query.js';
 import { scaleSection } from './scale.js';
 import { sessionSection } from './session.js';
@@ -17,6 +18,7 @@ export const sections: readonly Section[] = [
   getPropertySection,
   apiKeySection,
   createSection,
+  memberSection,
   scaleSection,
 ];
 

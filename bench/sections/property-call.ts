@@ -44,10 +44,15 @@ export async function propertyCallPair(
     description: pair.description,
     ...(pair.target !== undefined && { target: pair.target }),
     subject: {
-      label: 'eas',
+      label: context.storage === 'pglite' ? 'eas pglite' : 'eas',
       server: {
         script: 'eas.ts',
-        env: { BENCH_DATABASE_URL: context.databaseUrl, BENCH_SCHEMA, ...pair.env },
+        env: {
+          BENCH_DATABASE_URL: context.databaseUrl,
+          BENCH_SCHEMA,
+          BENCH_STORAGE: context.storage,
+          ...pair.env,
+        },
       },
       path: PROPERTY_PATH,
       ...(pair.headers !== undefined && { headers: pair.headers }),

@@ -1,20 +1,50 @@
-// The service under test, as `npm start` builds it, on the benchmark's PostgreSQL schema (already loaded).
+// The service under test, as `npm start` builds it: on the benchmark's PostgreSQL schema (already loaded), or with
+// BENCH_STORAGE=pglite on an in-memory PGlite database migrated and seeded here (MAXADMIN and the demo data, as the
+// schema has them), for the property-call sections' `--storage pglite`.
+import { ensureAdministrator } from '../../src/auth/bootstrap.js';
+import { hashPassword } from '../../src/auth/password.js';
+import { writeFileSync } from 'node:fs';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { openStorage } from '../../src/db/database.js';
-import { BENCH_MASTER_KEY } from '../lib/settings.js';
+import { migrateToLatest, openStorage, type Storage } from '../../src/db/database.js';
+import { seedDemoData } from '../../src/demo/seed.js';
+import { BENCH_ADMIN_PASSWORD, BENCH_DEMO_PASSWORD, BENCH_MASTER_KEY } from '../lib/settings.js';
 import { requiredEnv, serveForBenchmark } from './serve.js';
 
-const storage = await openStorage({
-  kind: 'postgres',
-  url: requiredEnv('BENCH_DATABASE_URL'),
-  schema: requiredEnv('BENCH_SCHEMA'),
-});
+async function pgliteStorage(): Promise<Storage> {
+  const storage = await openStorage({ kind: 'pglite' });
+  await migrateToLatest(storage);
+  await ensureAdministrator(storage.db, await hashPassword(BENCH_ADMIN_PASSWORD));
+  await seedDemoData(storage, { passwordHash: await hashPassword(BENCH_DEMO_PASSWORD) });
+  return storage;
+}
+
+const storage =
+  process.env.BENCH_STORAGE === 'pglite'
+    ? await pgliteStorage()
+    : await openStorage({
+        kind: 'postgres',
+        url: requiredEnv('BENCH_DATABASE_URL'),
+        schema: requiredEnv('BENCH_SCHEMA'),
+      });
 // Request logging at info would measure pino, not the service; warnings still show up on the runner's stderr.
 const config = loadConfig({
   ...process.env,
   EAS_LOG_LEVEL: process.env.EAS_LOG_LEVEL ?? 'warn',
   EAS_MASTER_KEY: BENCH_MASTER_KEY,
 });
+// The peak of V8's used heap since the process started, for the deploy benchmark (bench/README.md, "Deploy"): sampled
+// here, in the server, and written to a file the runner reads after each step (only when it grew by 1 MiB or more).
+const heapFile = process.env.BENCH_HEAP_FILE;
+if (heapFile) {
+  let peak = 0;
+  let written = 0;
+  setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+    if (peak - written < 2 ** 20) return;
+    written = peak;
+    writeFileSync(heapFile, String(peak));
+  }, 50).unref();
+}
 const { app } = await buildApp(config, storage);
 await serveForBenchmark(app, () => storage.close());

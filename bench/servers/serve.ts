@@ -9,7 +9,12 @@ export type ChildMessage =
   | { kind: 'profile-written'; file: string };
 
 /** What the runner asks of a profiled server child: a CPU profile of exactly the measured window (`--profile`). */
-export type RunnerMessage = { kind: 'profile-start' } | { kind: 'profile-stop'; file: string };
+export type RunnerMessage =
+  | {
+      kind: 'profile-start';
+      /** V8's sampling interval; its default (1 ms) when absent. */ intervalMicroseconds?: number;
+    }
+  | { kind: 'profile-stop'; file: string };
 
 /**
  * Child side of the runner's protocol: listen on 127.0.0.1 on a free port, report the port, and stop cleanly on
@@ -60,6 +65,8 @@ async function profiler(message: RunnerMessage): Promise<void> {
     session = new Session();
     session.connect();
     await session.post('Profiler.enable');
+    if (message.intervalMicroseconds !== undefined)
+      await session.post('Profiler.setSamplingInterval', { interval: message.intervalMicroseconds });
     await session.post('Profiler.start');
     send({ kind: 'profile-started' });
   } else if (message.kind === 'profile-stop' && session) {

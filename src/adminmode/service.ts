@@ -13,11 +13,11 @@ import {
   readState,
   writeState,
   type AdminModeRow,
-  type AdminModeValue,
   type LoggedChange,
 } from './repository.js';
+import type { AdminModeValue } from './tables.js';
 
-export type { AdminModeValue } from './repository.js';
+export type { AdminModeValue } from './tables.js';
 
 /** The deployment's admin mode as this process knows it (docs/adminmode.md). */
 export interface AdminModeState {

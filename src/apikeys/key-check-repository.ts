@@ -1,17 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ApiKeyTables } from './repository.js';
 import type { Database } from '../db/schema.js';
-
-/** Check values of master keys (migration 0008-hardening), one row per key name. */
-export interface KeyCheckTable {
-  keyname: string;
-  checkvalue: string;
-  changedate: Date;
-}
-
-export interface KeyCheckTables extends ApiKeyTables {
-  easkeycheck: KeyCheckTable;
-}
 
 export async function findCheckValue(db: Kysely<Database>, keyname: string): Promise<string | undefined> {
   const row = await db

@@ -1,25 +1,5 @@
-import { type ColumnType, type Generated, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-
-/** The API key table (migration 0007-apikeys); `apikey` holds the sealed value, `apikeydigest` its HMAC. */
-export interface ApiKeyTokenTable {
-  apikeytokenid: Generated<number>;
-  userid: string;
-  apikey: string;
-  apikeydigest: string | null;
-  expiration: number;
-  creationdate: Timestamp;
-  clientcert: Generated<boolean>;
-  exposedinurl: Generated<boolean>;
-  exposeddate: Timestamp | null;
-  rowstamp: Generated<number>;
-}
-
-export interface ApiKeyTables {
-  apikeytoken: ApiKeyTokenTable;
-}
 
 /** What verifying a presented key needs of its row. */
 export interface KeyOwner {

@@ -5,6 +5,7 @@ import { parseCookie, stringifySetCookie, type SetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppConfig } from '../config.js';
 import { readFlag } from '../http/query-string.js';
+import { BoundedCache } from '../util/bounded-cache.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 import type { OpenedSession, SessionEntry, SessionService } from './sessions.js';
 
@@ -75,6 +76,26 @@ export function hasSessionCookie(request: FastifyRequest): boolean {
   );
 }
 
+/** The two cookies of a `Cookie` header that name a session. */
+interface LoginCookies {
+  sessionValue: string | undefined;
+  tokenValue: string | undefined;
+}
+
+/**
+ * `Cookie` headers read lately: a client sends the same header on every request of its session, so it is parsed
+ * once (a lookup of the header text instead of a parse into an object of every cookie). Bounded: the texts are the
+ * clients'.
+ */
+const recentHeaders = new BoundedCache<string, LoginCookies>(1024);
+
+function loginCookiesOf(header: string): LoginCookies {
+  return recentHeaders.getOrCompute(header, () => {
+    const cookies = parseCookie(header);
+    return { sessionValue: cookies[SESSION_COOKIE], tokenValue: cookies[TOKEN_COOKIE] };
+  });
+}
+
 /**
  * The live session the request's cookies name: the session cookie's, else the token cookie's. A client that echoes a
  * whole `Set-Cookie` value (`JSESSIONID=x; Path=/maximo; HttpOnly`) sends attribute names as cookies: they are
@@ -86,9 +107,7 @@ export function sessionOfRequest(
 ): MaybePromise<SessionEntry | undefined> {
   const header = request.headers.cookie;
   if (typeof header !== 'string') return undefined;
-  const cookies = parseCookie(header);
-  const sessionValue = cookies[SESSION_COOKIE];
-  const tokenValue = cookies[TOKEN_COOKIE];
+  const { sessionValue, tokenValue } = loginCookiesOf(header);
   if (sessionValue === undefined)
     return tokenValue === undefined ? undefined : sessions.resolve('token', tokenValue);
   const bySession = sessions.resolve('session', sessionValue);

@@ -135,11 +135,22 @@ function checkAccess(
   } else if (access?.kind === 'public') {
     return;
   }
-  return andThen(authenticate(request, reply, options, route.session, keyOnly), (user) => {
-    request.user = user;
-    if (access?.kind === 'public' || request.is404) return;
-    authorize(request, user, access, options.metadata);
-  });
+  const user = authenticate(request, reply, options, route.session, keyOnly);
+  return user instanceof Promise
+    ? user.then((known) => admit(request, known, access, options.metadata))
+    : admit(request, user, access, options.metadata);
+}
+
+/** The request runs as `user`, if the route allows it (a public route on the key-only prefix needs only the key). */
+function admit(
+  request: FastifyRequest,
+  user: UserProfile,
+  access: Access | undefined,
+  metadata: MetadataRegistry,
+): void {
+  request.user = user;
+  if (access?.kind === 'public' || request.is404) return;
+  authorize(request, user, access, metadata);
 }
 
 /** What the route declared, for the authenticated user. */
@@ -171,6 +182,16 @@ function keyOnlyStrategy(options: AccessHookOptions, path: string): AuthStrategy
   return isUnder(path, keyOnly.prefix) ? keyOnly.strategy : undefined;
 }
 
+/** The first strategy whose credentials the request carries (a loop: no closure per request). */
+function strategyOf(strategies: readonly AuthStrategy[], request: FastifyRequest): AuthStrategy | undefined {
+  for (const strategy of strategies) if (strategy.applies(request)) return strategy;
+  return undefined;
+}
+
+/**
+ * The caller's profile. Written out instead of chained through `andThen`: on the path of nearly every request each
+ * step returns a plain value, and no step allocates a continuation it would not call.
+ */
 function authenticate(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -178,24 +199,51 @@ function authenticate(
   policy: SessionPolicy,
   only?: AuthStrategy,
 ): MaybePromise<UserProfile> {
-  const strategy = only ?? options.strategies.find((candidate) => candidate.applies(request));
+  const strategy = only ?? strategyOf(options.strategies, request);
   if (!strategy) throw errors.notLoggedIn();
-  return andThen(strategy.authenticate(request), (userid) =>
-    andThen(options.auth.profile(userid), (profile) => {
-      if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
-      if (strategy.kind === 'session') {
-        checkCsrf(request, request.session);
-        const warning = options.admission.sessionWarning(profile);
-        if (warning !== undefined) reply.header('warning', warning);
-        return profile;
-      }
-      options.admission.admitCaller(profile);
-      // A key is silent unless it asks for a session, which it then gets on any route.
-      if (strategy.kind === 'token' && strategy.wantsSession?.(request) !== true) return profile;
-      const wanted = strategy.kind === 'token' && policy === 'reuse' ? 'login' : policy;
-      return andThen(joinSession(request, reply, options, userid, strategy.name, wanted), () => profile);
-    }),
-  );
+  const userid = strategy.authenticate(request);
+  if (userid instanceof Promise)
+    return userid.then((known) => profileOf(request, reply, options, policy, strategy, known));
+  return profileOf(request, reply, options, policy, strategy, userid);
+}
+
+function profileOf(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+  policy: SessionPolicy,
+  strategy: AuthStrategy,
+  userid: string,
+): MaybePromise<UserProfile> {
+  const profile = options.auth.profile(userid);
+  if (profile instanceof Promise)
+    return profile.then((known) => admitted(request, reply, options, policy, strategy, userid, known));
+  return admitted(request, reply, options, policy, strategy, userid, profile);
+}
+
+/** An active user, admitted by admin mode, in the session the route's policy gives it. */
+function admitted(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+  policy: SessionPolicy,
+  strategy: AuthStrategy,
+  userid: string,
+  profile: UserProfile | undefined,
+): MaybePromise<UserProfile> {
+  if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
+  if (strategy.kind === 'session') {
+    checkCsrf(request, request.session);
+    const warning = options.admission.sessionWarning(profile);
+    if (warning !== undefined) reply.header('warning', warning);
+    return profile;
+  }
+  options.admission.admitCaller(profile);
+  // A key is silent unless it asks for a session, which it then gets on any route.
+  if (strategy.kind === 'token' && strategy.wantsSession?.(request) !== true) return profile;
+  const wanted = strategy.kind === 'token' && policy === 'reuse' ? 'login' : policy;
+  const joined = joinSession(request, reply, options, userid, strategy.name, wanted);
+  return joined instanceof Promise ? joined.then(() => profile) : profile;
 }
 
 /**

@@ -16,9 +16,8 @@ import {
   countUserFailure,
   insertLoginTrackingRows,
   resetUserFailures,
-  type LoginResult,
-  type LoginTrackingTable,
 } from './session-repository.js';
+import type { LoginResult, LoginTrackingTable } from './session-tables.js';
 import { typedView } from '../db/schema.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 

@@ -51,3 +51,10 @@ export class CliError extends Error {
     super(message);
   }
 }
+
+/** Ends the command with an exit code after its output was written (nothing more is printed). */
+export class CliExit extends CliError {
+  constructor(exitCode: (typeof EXIT)[keyof typeof EXIT]) {
+    super('', exitCode);
+  }
+}

@@ -213,7 +213,7 @@ describe('eas migrate with a target that needs admin mode', () => {
     assert.equal(await targetAdmin.adminMode.state(), 0);
   });
 
-  test('completedeploy failing validation: exit 6 with the reason code, admin mode off', async () => {
+  test('a package needing admin mode whose records the target refuses: listed at preview, admin mode never on, exit 6', async () => {
     await customAttributeOnSource('XREFUSED', 3);
     // An asset type that exists on the source only: the target's domain refuses the package's record.
     const [domain] = await sourceAdmin
@@ -230,8 +230,11 @@ describe('eas migrate with a target that needs admin mode', () => {
     const captured = captureIo(env);
     const code = await runCli(args('--logoutmin', '0', '--yes'), captured.io);
     assert.equal(code, EXIT.deployFailed, captured.stderr());
-    assert.match(captured.stdout(), /failed at completedeploy: EAS0165E/);
-    assert.match(captured.stderr(), /adminmode-off done/);
+    assert.match(captured.stdout(), /failed at preview: the target would refuse 1 record\(s\)/);
+    assert.match(captured.stderr(), /structural changes: .*ADD ASSET\.XREFUSED/);
+    assert.match(captured.stderr(), /admin mode: needed/);
+    assert.match(captured.stderr(), /refused: MXAPIASSET .*AMONLY/);
+    assert.doesNotMatch(captured.stderr(), /adminmode-on/, 'admin mode was never asked for');
     assert.match(captured.stderr(), /cleanup skipped/);
     assert.equal(await targetAdmin.adminMode.state(), 0);
   });

@@ -1,22 +1,26 @@
 import { Command, Option } from 'commander';
 import type { EasClient } from '../client/index.js';
-import { CliError, EXIT } from './exit-codes.js';
+import { CliError, CliExit, EXIT } from './exit-codes.js';
 import { plain, type CliIo, type CliStream } from './io.js';
 import {
   plannedSteps,
   runMigration,
   type MigrationPlan,
   type MigrationReporter,
-  type PreviewRow,
   type StepRecord,
 } from './migrate.js';
-import { renderTable, writeJson } from './output.js';
+import type { PreviewSummary } from './migrate-preview.js';
+import { confirmation, previewText } from './migrate-text.js';
+import { migrateStepCommands } from './migrate-steps.js';
+import { writeJson } from './output.js';
+import { drawBar, ProgressLines, progressText, type ProgressLabel } from './migrate-progress.js';
 import { clientFor, integer, minutes, type GlobalOptions } from './common.js';
+import { migrateBackoutCommand } from './migrate-backout.js';
 
 interface MigrateOptions {
   source?: string;
   target?: string;
-  definition: string;
+  definition?: string;
   targetName?: string;
   readme: string;
   targetType: 'file' | 'database' | 'auto';
@@ -33,13 +37,6 @@ interface MigrateOptions {
   force?: boolean;
 }
 
-function previewTable(rows: readonly PreviewRow[]): string {
-  return renderTable(
-    rows.map((row) => ({ ...row })),
-    ['object', 'adds', 'changes', 'deletes', 'drifts'],
-  );
-}
-
 function detailOf(record: StepRecord): string {
   return record.detail ? `: ${record.detail}` : '';
 }
@@ -47,7 +44,10 @@ function detailOf(record: StepRecord): string {
 /** Plain lines, one per event: for pipes and log files (no control characters). */
 class LineReporter implements MigrationReporter {
   private lastWaitLine = 0;
-  constructor(private readonly out: CliStream) {}
+  private readonly progressLines: ProgressLines;
+  constructor(private readonly out: CliStream) {
+    this.progressLines = new ProgressLines(out);
+  }
   stepStarted(): void {}
   stepEnded(record: StepRecord): void {
     this.out.write(plain(`${record.step} ${record.status}${detailOf(record)}`) + '\n');
@@ -59,15 +59,16 @@ class LineReporter implements MigrationReporter {
     this.lastWaitLine = now;
     this.out.write(`waiting for admin mode: state ${state ?? 'unknown'}, ${secondsLeft} s left\n`);
   }
-  preview(rows: readonly PreviewRow[]): void {
-    this.out.write(previewTable(rows));
+  preview(summary: PreviewSummary): void {
+    this.out.write(previewText(summary));
+  }
+  progress(label: ProgressLabel, done: number, total: number, rate: number): void {
+    this.progressLines.report(label, done, total, rate);
   }
   warn(text: string): void {
     this.out.write(plain(`warning: ${text}`) + '\n');
   }
 }
-
-const BAR_WIDTH = 24;
 
 /** A progress bar over the steps and a countdown while waiting, redrawn in place on a terminal. */
 class TerminalReporter implements MigrationReporter {
@@ -77,10 +78,7 @@ class TerminalReporter implements MigrationReporter {
     private readonly total: number,
   ) {}
   private draw(text: string, fraction: number): void {
-    const filled = Math.round(Math.min(1, Math.max(0, fraction)) * BAR_WIDTH);
-    const bar = `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`;
-    const line = `${bar} ${text}`.slice(0, Math.max(20, this.out.columns - 1));
-    this.out.write(`\r\u001b[2K${plain(line)}`);
+    drawBar(this.out, text, fraction);
   }
   stepStarted(_step: string, text: string): void {
     this.draw(`${this.done + 1}/${this.total} ${text}`, this.done / this.total);
@@ -96,8 +94,11 @@ class TerminalReporter implements MigrationReporter {
       1 - secondsLeft / totalSeconds,
     );
   }
-  preview(rows: readonly PreviewRow[]): void {
-    this.out.write(`\r\u001b[2K${previewTable(rows)}`);
+  preview(summary: PreviewSummary): void {
+    this.out.write(`\r\u001b[2K${previewText(summary)}`);
+  }
+  progress(label: ProgressLabel, done: number, total: number, rate: number): void {
+    this.draw(`${label} ${progressText(label, done, total, rate)}`, total === 0 ? 1 : done / total);
   }
   warn(text: string): void {
     this.out.write(`\r\u001b[2K${plain(`warning: ${text}`)}\n`);
@@ -117,11 +118,22 @@ class QuietReporter implements MigrationReporter {
 }
 
 export function migrateCommand(io: CliIo): Command {
-  return new Command('migrate')
+  const command = withMigrateOptions(new Command('migrate'));
+  // The steps on their own, for scripted pipelines (docs/cli.md, "The steps on their own").
+  for (const step of migrateStepCommands(io)) command.addCommand(step);
+  command.addCommand(migrateBackoutCommand(io));
+  return command.action(async (options: MigrateOptions, command: Command) =>
+    runMigrate(io, options, command),
+  );
+}
+
+/** The command's options and help (docs/cli.md, "eas migrate"). */
+function withMigrateOptions(command: Command): Command {
+  return command
     .description(
       'deploy a migration package from a source to a target, admin mode included (always turned off again)',
     )
-    .requiredOption('--definition <name>', 'package definition (pkgdefname)')
+    .option('--definition <name>', 'package definition (pkgdefname); required')
     .option('--source <url>', 'context root of the source deployment (default: --url / EAS_URL)')
     .option('--target <url>', 'context root of the target deployment (default: --url / EAS_URL)')
     .option('--target-name <name>', 'distribution target (default: every target of the definition)')
@@ -172,93 +184,85 @@ export function migrateCommand(io: CliIo): Command {
         '\nExit codes: 0 deployed; 3 credentials refused; 4 a step refused; 5 no connection; 6 deploy failed\n' +
         '(reason code printed); 7 not confirmed; 8 admin mode not on in time; 9 admin mode could not be turned\n' +
         'off; 130 interrupted (admin mode turned off first). See docs/cli.md.',
-    )
-    .action(async (options: MigrateOptions, command: Command) => {
-      const global = command.optsWithGlobals<GlobalOptions & MigrateOptions>();
-      const plan: MigrationPlan = {
-        definition: options.definition,
-        targetName: options.targetName,
-        readme: options.readme,
-        targetType: options.targetType,
-        cleanup: options.cleanup,
-        numsessions: options.numsessions,
-        logoutmin: options.logoutmin,
-        adminModeTimeoutMs: options.adminmodeTimeout * 1000,
-        pollIntervalMs: Math.max(1, options.pollInterval) * 1000,
-        retries: Math.max(1, options.retries),
-        retryDelayMs: 1000,
-        yes: options.yes === true,
-        dryRun: options.dryRun === true,
-        force: options.force === true,
-      };
-      if (plan.dryRun) {
-        const steps = plannedSteps(plan);
-        if (global.json) writeJson(io.stdout, { dryRun: true, steps });
-        else for (const step of steps) io.stdout.write(plain(`${step.step}: ${step.detail ?? ''}`) + '\n');
-        return;
-      }
-      const keyFor = (side: 'SOURCE' | 'TARGET', named: string | undefined) => {
-        if (named !== undefined) return named;
-        if (global.apikeyEnv !== undefined) return global.apikeyEnv;
-        return io.env[`EAS_${side}_APIKEY`] ? `EAS_${side}_APIKEY` : undefined;
-      };
-      const source: EasClient = clientFor(
-        io,
-        global,
-        options.source,
-        keyFor('SOURCE', options.sourceApikeyEnv),
-      );
-      const target: EasClient = clientFor(
-        io,
-        global,
-        options.target,
-        keyFor('TARGET', options.targetApikeyEnv),
-      );
-
-      const reporter: MigrationReporter = global.json
-        ? new QuietReporter(io.stderr)
-        : io.stderr.isTTY
-          ? new TerminalReporter(io.stderr, plannedSteps(plan).length - 1)
-          : new LineReporter(io.stderr);
-
-      const interrupt = new AbortController();
-      const stopListening = io.onInterrupt(() => {
-        if (!interrupt.signal.aborted) {
-          io.stderr.write(
-            '\ninterrupted: stopping; admin mode is turned off first if this run turned it on\n',
-          );
-          interrupt.abort();
-        }
-      });
-      let outcome;
-      try {
-        outcome = await runMigration(plan, {
-          source,
-          target,
-          reporter,
-          interrupt: interrupt.signal,
-          confirm: async () => {
-            if (global.json || !io.stderr.isTTY) return false;
-            return io.confirm(`Deploy package of ${plan.definition} to the target?`);
-          },
-        });
-      } finally {
-        stopListening();
-        await Promise.all([source.logout().catch(() => undefined), target.logout().catch(() => undefined)]);
-      }
-      if (global.json) writeJson(io.stdout, outcome);
-      else {
-        const failed = outcome.steps.find((step) => step.status === 'failed');
-        if (outcome.exitCode === EXIT.ok) io.stdout.write('deployed\n');
-        else if (failed) io.stdout.write(plain(`failed at ${failed.step}${detailOf(failed)}`) + '\n');
-      }
-      if (outcome.exitCode !== EXIT.ok) throw new CliExit(outcome.exitCode);
-    });
+    );
 }
 
-/** Ends the command with an exit code after its output was written (nothing more is printed). */
-export class CliExit extends CliError {
-  constructor(exitCode: (typeof EXIT)[keyof typeof EXIT]) {
-    super('', exitCode);
+/** The run's plan from the command's options. */
+function planOf(options: MigrateOptions, definition: string): MigrationPlan {
+  return {
+    definition,
+    targetName: options.targetName,
+    readme: options.readme,
+    targetType: options.targetType,
+    cleanup: options.cleanup,
+    numsessions: options.numsessions,
+    logoutmin: options.logoutmin,
+    adminModeTimeoutMs: options.adminmodeTimeout * 1000,
+    pollIntervalMs: Math.max(1, options.pollInterval) * 1000,
+    retries: Math.max(1, options.retries),
+    retryDelayMs: 1000,
+    yes: options.yes === true,
+    dryRun: options.dryRun === true,
+    force: options.force === true,
+  };
+}
+
+async function runMigrate(io: CliIo, options: MigrateOptions, command: Command): Promise<void> {
+  const global = command.optsWithGlobals<GlobalOptions & MigrateOptions>();
+  if (options.definition === undefined)
+    throw new CliError("required option '--definition <name>' not specified", EXIT.usage);
+  const plan = planOf(options, options.definition);
+  if (plan.dryRun) {
+    const steps = plannedSteps(plan);
+    if (global.json) writeJson(io.stdout, { dryRun: true, steps });
+    else for (const step of steps) io.stdout.write(plain(`${step.step}: ${step.detail ?? ''}`) + '\n');
+    return;
   }
+  const keyFor = (side: 'SOURCE' | 'TARGET', named: string | undefined) => {
+    if (named !== undefined) return named;
+    if (global.apikeyEnv !== undefined) return global.apikeyEnv;
+    return io.env[`EAS_${side}_APIKEY`] ? `EAS_${side}_APIKEY` : undefined;
+  };
+  const source: EasClient = clientFor(io, global, options.source, keyFor('SOURCE', options.sourceApikeyEnv));
+  const target: EasClient = clientFor(io, global, options.target, keyFor('TARGET', options.targetApikeyEnv));
+
+  const reporter: MigrationReporter = global.json
+    ? new QuietReporter(io.stderr)
+    : io.stderr.isTTY
+      ? new TerminalReporter(io.stderr, plannedSteps(plan).length - 1)
+      : new LineReporter(io.stderr);
+
+  const interrupt = new AbortController();
+  const stopListening = io.onInterrupt(() => {
+    if (!interrupt.signal.aborted) {
+      io.stderr.write('\ninterrupted: stopping; admin mode is turned off first if this run turned it on\n');
+      interrupt.abort();
+    }
+  });
+  let outcome;
+  try {
+    outcome = await runMigration(plan, {
+      source,
+      target,
+      reporter,
+      interrupt: interrupt.signal,
+      confirm: async (summary, ref) => {
+        if (global.json || !io.stderr.isTTY) return false;
+        const url = options.target ?? global.url ?? io.env.EAS_URL ?? 'the target';
+        return io.confirm(confirmation(summary, { url, ref }, plan));
+      },
+    });
+  } finally {
+    stopListening();
+    await Promise.all([source.logout().catch(() => undefined), target.logout().catch(() => undefined)]);
+  }
+  if (global.json) writeJson(io.stdout, outcome);
+  else {
+    const failed = outcome.steps.find((step) => step.status === 'failed');
+    if (outcome.exitCode === EXIT.ok) io.stdout.write('deployed\n');
+    else if (failed) io.stdout.write(plain(`failed at ${failed.step}${detailOf(failed)}`) + '\n');
+  }
+  if (outcome.exitCode !== EXIT.ok) throw new CliExit(outcome.exitCode);
 }
+
+export { CliExit } from './exit-codes.js';

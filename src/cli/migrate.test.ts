@@ -102,7 +102,7 @@ describe('eas migrate between two servers', () => {
     assert.equal(packages[0]?.status, 'CLOSED');
   });
 
-  test('a deploy failing the target validation: non-zero exit, the reason code printed, admin mode off', async () => {
+  test('records the target would refuse: listed by the preview before anything is written, exit 6, admin mode off', async () => {
     // An asset type that exists on the source only: the target's domain refuses the package's record.
     const [domain] = await sourceAdmin
       .query('mxapidomain', { where: 'domainid="ASSETTYPE"', select: 'domainid' })
@@ -111,14 +111,32 @@ describe('eas migrate between two servers', () => {
       alndomain: [{ value: 'CLIONLY', description: 'Source only' }],
     });
     const asset = await firstAsset(sourceAdmin, 'siteid="BEDFORD" and status="OPERATING"');
+    const [before] = await sourceAdmin
+      .query('mxapiasset', {
+        where: `assetnum="${String(asset.assetnum)}" and siteid="BEDFORD"`,
+        select: 'assettype',
+      })
+      .all();
     await sourceAdmin.update(String(asset.href), { assettype: 'CLIONLY' });
 
     const result = await migrate(['--yes', '--cleanup', 'none']);
     assert.equal(result.code, EXIT.deployFailed, result.stderr + result.stdout);
-    assert.match(result.stdout, /failed at deploy: EAS0165E/);
-    assert.match(result.stderr, /deploy failed: EAS0165E/);
+    assert.match(result.stdout, /failed at preview: the target would refuse 1 record\(s\)/);
+    // Without a terminal the upload's progress is plain lines; the last tells all the file's bytes were sent.
+    const download = /download done: .*, (\d+) bytes/.exec(result.stderr);
+    assert.ok(download, result.stderr);
+    const size = Number(download[1]).toLocaleString('en-US');
+    assert.match(result.stderr, new RegExp(`^uploading: ${size} of ${size} bytes, [\\d,]+ bytes/s$`, 'm'));
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `refused: MXAPIASSET assetnum=${String(asset.assetnum)}, siteid=BEDFORD: BMXAA\\d{4}E - .*CLIONLY`,
+      ),
+    );
+    assert.doesNotMatch(result.stderr, /deploy (done|failed)/, 'no deploy was tried');
     assert.doesNotMatch(result.stdout + result.stderr, CONTROL);
     assert.equal(await targetAdmin.adminMode.state(), 0);
+    await sourceAdmin.update(String(asset.href), { assettype: before?.assettype ?? null });
   });
 
   test('without --yes and without a terminal nothing is deployed (exit 7)', async () => {

@@ -1,5 +1,9 @@
 import { EasClientError, type EasClient, type PackageRecord, type PackageRef } from '../client/index.js';
 import { EXIT, exitCodeOf, type ExitCode } from './exit-codes.js';
+import type { ProgressLabel } from './migrate-progress.js';
+import { previewCounts, previewSummary, reasonAndMessage, type PreviewSummary } from './migrate-preview.js';
+
+export type { PreviewRow, PreviewSummary } from './migrate-preview.js';
 
 /** What `eas migrate` was asked to do. */
 export interface MigrationPlan {
@@ -43,23 +47,18 @@ export interface StepRecord {
   detail?: string;
 }
 
-/** One line of the preview: what deploying would change, per object. */
-export interface PreviewRow {
-  object: string;
-  adds: number;
-  changes: number;
-  deletes: number;
-  /** Records the target holds in another state than the source expected (a deploy without --force is refused). */
-  drifts: number;
-}
-
 /** How the flow shows its progress (terminal bar, plain lines, or collected for --json). */
 export interface MigrationReporter {
   stepStarted(step: StepName, text: string): void;
   stepEnded(record: StepRecord): void;
   /** Called on every poll while waiting for admin mode. */
   waiting(secondsLeft: number, totalSeconds: number, state: number | undefined): void;
-  preview(rows: readonly PreviewRow[]): void;
+  preview(summary: PreviewSummary): void;
+  /**
+   * How far an upload (bytes sent) or a deploy (records done) is, of `total`, and the rate since it started (per
+   * second).
+   */
+  progress?(label: ProgressLabel, done: number, total: number, rate: number): void;
   warn(text: string): void;
 }
 
@@ -81,7 +80,8 @@ export interface MigrationContext {
   source: EasClient;
   target: EasClient;
   reporter: MigrationReporter;
-  confirm(rows: readonly PreviewRow[]): Promise<boolean>;
+  /** Asks whether to deploy the package `target` names on the target, as the preview showed it. */
+  confirm(summary: PreviewSummary, target: PackageRef): Promise<boolean>;
   /** Aborted on Ctrl-C: the flow stops at the next step or poll, and turns admin mode off first. */
   interrupt: AbortSignal;
 }
@@ -141,25 +141,6 @@ async function withRetries<T>(
 }
 
 /**
- * The preview rows of the target's answer: `objects` with the keys to add and delete and the changes, per object
- * structure (docs/cli.md, "Preview").
- */
-export function previewRows(answer: unknown): PreviewRow[] {
-  const objects =
-    typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>).objects : undefined;
-  if (!Array.isArray(objects)) return [];
-  const size = (value: unknown) =>
-    Array.isArray(value) ? value.length : typeof value === 'number' ? value : 0;
-  return objects.map((entry: Record<string, unknown>) => ({
-    object: String(entry.objectstructure ?? entry.object ?? ''),
-    adds: size(entry.add),
-    changes: size(entry.change),
-    deletes: size(entry.delete),
-    drifts: size(entry.drift),
-  }));
-}
-
-/**
  * The target-side package of a distribution to the target's database, which its message names ("... distributed to
  * the database of target T as package 12."; docs/cli.md, "DATABASE targets"); undefined for a FILE target.
  */
@@ -210,6 +191,28 @@ export function plannedSteps(plan: MigrationPlan): StepRecord[] {
   return steps;
 }
 
+/** One run of the flow: its plan and context, the outcome so far, the step under way. */
+interface Run {
+  plan: MigrationPlan;
+  context: MigrationContext;
+  outcome: MigrationOutcome;
+  current: StepName;
+  /** Whether this run asked for admin mode (it then turns it off again, whatever happens). */
+  adminModeRequested: boolean;
+  sourceRef?: PackageRef;
+}
+
+function startStep(run: Run, step: StepName, text: string): void {
+  if (run.context.interrupt.aborted) throw new Interrupted();
+  run.current = step;
+  run.context.reporter.stepStarted(step, text);
+}
+
+function endStep(run: Run, record: StepRecord): void {
+  run.outcome.steps.push(record);
+  run.context.reporter.stepEnded(record);
+}
+
 /**
  * The deployment flow of docs/cli.md: create, distribute, download and upload (not for DATABASE targets), preview,
  * confirmation, deploy; when the deploy needs admin mode, admin mode on, wait for state 1, completedeploy. Admin
@@ -220,7 +223,6 @@ export async function runMigration(
   plan: MigrationPlan,
   context: MigrationContext,
 ): Promise<MigrationOutcome> {
-  const { source, target, reporter, interrupt } = context;
   const outcome: MigrationOutcome = {
     exitCode: EXIT.ok,
     steps: [],
@@ -228,168 +230,267 @@ export async function runMigration(
   };
   if (plan.dryRun) {
     outcome.steps = plannedSteps(plan);
-    for (const record of outcome.steps) reporter.stepEnded(record);
+    for (const record of outcome.steps) context.reporter.stepEnded(record);
     return outcome;
   }
-  let current = 'create' as StepName;
-  const start = (step: StepName, text: string) => {
-    if (interrupt.aborted) throw new Interrupted();
-    current = step;
-    reporter.stepStarted(step, text);
-  };
-  const end = (record: StepRecord) => {
-    outcome.steps.push(record);
-    reporter.stepEnded(record);
-  };
-  let adminModeRequested = false;
-  let sourceRef: PackageRef | undefined;
-
+  const run: Run = { plan, context, outcome, current: 'create', adminModeRequested: false };
   try {
-    start('create', `creating a package of ${plan.definition} on the source`);
-    const created = await source.packages.create(plan.definition, plan.readme);
-    outcome.sourcePackage = created;
-    sourceRef = {
-      pkgdefname: created.pkgdefname ?? plan.definition,
-      dmpackageid: Number(created.dmpackageid),
-    };
-    end({ step: 'create', status: 'done', detail: `package ${sourceRef.dmpackageid}` });
-
-    start('distribute', 'distributing the package');
-    const distributed = await source.packages.distribute(sourceRef, plan.targetName);
-    outcome.sourcePackage = { ...created, ...distributed };
-    end({ step: 'distribute', status: 'done', detail: distributed.distributionmessage ?? '' });
-
-    let targetRef: PackageRef = sourceRef;
-    const received = databaseDistribution(plan, distributed);
-    if (received) {
-      if (received.dmpackageid !== undefined) {
-        targetRef = { pkgdefname: sourceRef.pkgdefname, dmpackageid: received.dmpackageid };
-      }
-      end({ step: 'download', status: 'skipped', detail: 'DATABASE target' });
-      end({ step: 'upload', status: 'skipped', detail: `DATABASE target: package ${targetRef.dmpackageid}` });
-    } else {
-      start('download', 'downloading the package file from the source');
-      const file = await withRetries(plan, reporter, 'download', () => source.packages.download(sourceRef!));
-      const filename =
-        file.filename ?? distributed.filename ?? `${plan.definition}-${sourceRef.dmpackageid}.zip`;
-      end({ step: 'download', status: 'done', detail: `${filename}, ${file.bytes.length} bytes` });
-
-      start('upload', 'uploading the package file to the target');
-      const uploaded = (await target.packages.upload(filename, file.bytes)) as
-        Partial<PackageRecord> | undefined;
-      if (uploaded && uploaded.dmpackageid !== undefined) {
-        targetRef = {
-          pkgdefname: uploaded.pkgdefname ?? sourceRef.pkgdefname,
-          dmpackageid: Number(uploaded.dmpackageid),
-        };
-      }
-      end({ step: 'upload', status: 'done', detail: `package ${targetRef.dmpackageid} on the target` });
-    }
-
-    start('preview', 'reading what the deployment would change');
-    let rows: PreviewRow[] = [];
-    try {
-      rows = previewRows(await target.packages.preview(targetRef));
-      reporter.preview(rows);
-      const drifts = rows.reduce((sum, row) => sum + row.drifts, 0);
-      if (drifts > 0 && plan.force !== true)
-        reporter.warn(
-          `${drifts} record(s) changed on the target since the source last matched them: the deploy will be refused without --force`,
-        );
-      end({ step: 'preview', status: 'done', detail: `${rows.length} object(s)` });
-    } catch (error) {
-      // The deployed systems have no preview: their targets answer 404 and the flow goes on without one.
-      if (
-        !(error instanceof EasClientError) ||
-        error.status !== 404 ||
-        (error.reasonCode !== undefined && error.reasonCode !== NOT_SERVED)
-      )
-        throw error;
-      end({ step: 'preview', status: 'skipped', detail: 'the target offers no preview' });
-    }
-
-    start('confirm', 'confirming the deployment');
-    if (!plan.yes && !(await context.confirm(rows))) {
-      end({
-        step: 'confirm',
-        status: 'failed',
-        detail: 'not confirmed (use --yes where there is no terminal)',
-      });
-      throw new StepFailure(EXIT.notConfirmed, 'The deployment was not confirmed; nothing was deployed.');
-    }
-    end({ step: 'confirm', status: 'done', detail: plan.yes ? '--yes' : 'confirmed' });
-
-    start('deploy', 'deploying on the target');
-    try {
-      const deployed = await target.packages.deploy(targetRef, { force: plan.force === true });
-      end({ step: 'deploy', status: 'done', detail: String(deployed?.warningmsg ?? '') });
-    } catch (error) {
-      if (!(error instanceof EasClientError) || error.reasonCode !== ADMIN_MODE_NEEDED) throw error;
-      end({
-        step: 'deploy',
-        status: 'done',
-        detail: `${ADMIN_MODE_NEEDED}: the deployment needs admin mode`,
-      });
-      // The error names the package to complete (errattrvalue of dmpackageid).
-      const packageId = error.attrValue !== undefined ? Number(error.attrValue) : targetRef.dmpackageid;
-      const pending: PackageRef = { pkgdefname: targetRef.pkgdefname, dmpackageid: packageId };
-
-      start('adminmode-on', 'turning admin mode on on the target');
-      adminModeRequested = true;
-      outcome.adminMode.turnedOn = true;
-      await target.adminMode.on({
-        ...(plan.numsessions !== undefined && { numsessions: plan.numsessions }),
-        ...(plan.logoutmin !== undefined && { logoutmin: plan.logoutmin }),
-      });
-      end({ step: 'adminmode-on', status: 'done' });
-
-      start('adminmode-wait', 'waiting for admin mode (state 1)');
-      await waitForAdminMode(plan, context);
-      end({ step: 'adminmode-wait', status: 'done', detail: 'state 1' });
-
-      start('completedeploy', `completing the deployment of package ${pending.dmpackageid}`);
-      await target.packages.completeDeploy(pending, { force: plan.force === true });
-      end({ step: 'completedeploy', status: 'done' });
-    }
+    const targetRef = await movePackage(run);
+    const summary = await previewStep(run, targetRef);
+    await confirmStep(run, summary, targetRef);
+    await deployStep(run, targetRef);
   } catch (error) {
-    if (error instanceof Interrupted) {
-      outcome.exitCode = EXIT.interrupted;
-      end({ step: current, status: 'failed', detail: 'interrupted' });
-    } else if (error instanceof StepFailure) {
-      outcome.exitCode = error.exitCode;
-      if (!outcome.steps.some((step) => step.step === current && step.status === 'failed')) {
-        end({ step: current, status: 'failed', detail: error.message });
-      }
-    } else if (error instanceof EasClientError) {
-      outcome.exitCode =
-        (current === 'deploy' || current === 'completedeploy') && error.kind === 'server'
-          ? EXIT.deployFailed
-          : exitCodeOf(error);
-      outcome.error = {
-        reasonCode: error.reasonCode ?? null,
-        message: error.message,
-        status: error.status,
-        request: error.request,
-      };
-      end({
-        step: current,
-        status: 'failed',
-        detail: `${error.reasonCode ? `${error.reasonCode}: ` : ''}${error.message}`,
-      });
-    } else {
-      throw error;
-    }
+    failedStep(run, error);
   } finally {
-    if (adminModeRequested) outcome.adminMode.off = await turnAdminModeOff(plan, context, outcome);
+    if (run.adminModeRequested) outcome.adminMode.off = await turnAdminModeOff(plan, context, outcome);
   }
 
   if (outcome.adminMode.off === false) outcome.exitCode = EXIT.adminModeStillOn;
-  if (outcome.exitCode === EXIT.ok && sourceRef && plan.cleanup !== 'none') {
-    await cleanUp(plan, context, outcome, sourceRef);
-  } else if (plan.cleanup !== 'none') {
-    end({ step: 'cleanup', status: 'skipped', detail: 'the package is kept for inspection after a failure' });
+  if (outcome.exitCode === EXIT.ok && run.sourceRef && plan.cleanup !== 'none') {
+    await cleanUp(plan, context, outcome, run.sourceRef);
+  } else if (run.sourceRef) {
+    await afterFailure(run, run.sourceRef);
   }
   return outcome;
+}
+
+/** The steps before the target holds the package: a failure in one of them leaves a half-made source package. */
+const BEFORE_THE_TARGET: ReadonlySet<StepName> = new Set(['create', 'distribute', 'download', 'upload']);
+
+/**
+ * After a failure: a package that never reached the target is deleted from the source (nothing half-made is left);
+ * one the target holds is kept for inspection. Either way the step says what is left and how to remove it.
+ */
+async function afterFailure(run: Run, ref: PackageRef): Promise<void> {
+  const { source } = run.context;
+  const remove = `eas migrate close --definition ${ref.pkgdefname} --package ${ref.dmpackageid} --delete`;
+  const failed = run.outcome.steps.find((step) => step.status === 'failed');
+  if (failed && BEFORE_THE_TARGET.has(failed.step)) {
+    try {
+      await source.packages.delete(ref);
+      endStep(run, {
+        step: 'cleanup',
+        status: 'done',
+        detail: `deleted package ${ref.dmpackageid}, which never reached the target, from the source`,
+      });
+    } catch (error) {
+      endStep(run, {
+        step: 'cleanup',
+        status: 'failed',
+        detail: `package ${ref.dmpackageid} is left on the source (${(error as Error).message}); remove it with \`${remove}\``,
+      });
+    }
+    return;
+  }
+  endStep(run, {
+    step: 'cleanup',
+    status: 'skipped',
+    detail: `package ${ref.dmpackageid} is kept on the source for inspection; remove it with \`${remove}\``,
+  });
+}
+
+/** Create and distribute on the source; download and upload unless a DATABASE target received it. */
+async function movePackage(run: Run): Promise<PackageRef> {
+  const { plan, outcome } = run;
+  const { source, target, reporter } = run.context;
+  startStep(run, 'create', `creating a package of ${plan.definition} on the source`);
+  const created = await source.packages.create(plan.definition, plan.readme);
+  outcome.sourcePackage = created;
+  const sourceRef: PackageRef = {
+    pkgdefname: created.pkgdefname ?? plan.definition,
+    dmpackageid: Number(created.dmpackageid),
+  };
+  run.sourceRef = sourceRef;
+  endStep(run, { step: 'create', status: 'done', detail: `package ${sourceRef.dmpackageid}` });
+
+  startStep(run, 'distribute', 'distributing the package');
+  const distributed = await source.packages.distribute(sourceRef, plan.targetName);
+  outcome.sourcePackage = { ...created, ...distributed };
+  endStep(run, { step: 'distribute', status: 'done', detail: distributed.distributionmessage ?? '' });
+
+  let targetRef: PackageRef = sourceRef;
+  const received = databaseDistribution(plan, distributed);
+  if (received) {
+    if (received.dmpackageid !== undefined) {
+      targetRef = { pkgdefname: sourceRef.pkgdefname, dmpackageid: received.dmpackageid };
+    }
+    endStep(run, { step: 'download', status: 'skipped', detail: 'DATABASE target' });
+    endStep(run, {
+      step: 'upload',
+      status: 'skipped',
+      detail: `DATABASE target: package ${targetRef.dmpackageid}`,
+    });
+    return targetRef;
+  }
+  startStep(run, 'download', 'downloading the package file from the source');
+  const file = await withRetries(plan, reporter, 'download', () => source.packages.download(sourceRef));
+  const filename = file.filename ?? distributed.filename ?? `${plan.definition}-${sourceRef.dmpackageid}.zip`;
+  endStep(run, { step: 'download', status: 'done', detail: `${filename}, ${file.bytes.length} bytes` });
+
+  startStep(run, 'upload', 'uploading the package file to the target');
+  const uploaded = (await target.packages.upload(filename, file.bytes, sentReporter(reporter))) as
+    Partial<PackageRecord> | undefined;
+  if (uploaded && uploaded.dmpackageid !== undefined) {
+    targetRef = {
+      pkgdefname: uploaded.pkgdefname ?? sourceRef.pkgdefname,
+      dmpackageid: Number(uploaded.dmpackageid),
+    };
+  }
+  endStep(run, { step: 'upload', status: 'done', detail: `package ${targetRef.dmpackageid} on the target` });
+  return targetRef;
+}
+
+/** What the deployment would change, shown; none where the target offers no preview. */
+async function previewStep(run: Run, targetRef: PackageRef): Promise<PreviewSummary> {
+  const { reporter, target } = run.context;
+  startStep(run, 'preview', 'reading what the deployment would change');
+  try {
+    const summary = previewSummary(await target.packages.preview(targetRef));
+    reporter.preview(summary);
+    const drifts = summary.rows.reduce((sum, row) => sum + row.drifts, 0);
+    if (drifts > 0 && run.plan.force !== true)
+      reporter.warn(
+        `${drifts} record(s) changed on the target since the source last matched them: the deploy will be refused without --force`,
+      );
+    if (summary.refusals.length > 0) {
+      const detail = `the target would refuse ${summary.refusals.length} record(s); nothing was deployed`;
+      endStep(run, { step: 'preview', status: 'failed', detail });
+      throw new StepFailure(EXIT.deployFailed, detail);
+    }
+    endStep(run, { step: 'preview', status: 'done', detail: previewCounts(summary.rows) });
+    return summary;
+  } catch (error) {
+    // The deployed systems have no preview: their targets answer 404 and the flow goes on without one.
+    if (
+      !(error instanceof EasClientError) ||
+      error.status !== 404 ||
+      (error.reasonCode !== undefined && error.reasonCode !== NOT_SERVED)
+    )
+      throw error;
+    endStep(run, { step: 'preview', status: 'skipped', detail: 'the target offers no preview' });
+    return { rows: [], structural: [], adminmode: false, refusals: [] };
+  }
+}
+
+async function confirmStep(run: Run, summary: PreviewSummary, targetRef: PackageRef): Promise<void> {
+  const { plan } = run;
+  startStep(run, 'confirm', 'confirming the deployment');
+  if (!plan.yes && !(await run.context.confirm(summary, targetRef))) {
+    endStep(run, {
+      step: 'confirm',
+      status: 'failed',
+      detail: 'not confirmed (use --yes where there is no terminal)',
+    });
+    throw new StepFailure(EXIT.notConfirmed, 'The deployment was not confirmed; nothing was deployed.');
+  }
+  endStep(run, { step: 'confirm', status: 'done', detail: plan.yes ? '--yes' : 'confirmed' });
+}
+
+/** The deploy; when it needs admin mode: admin mode on, wait for state 1, completedeploy. */
+async function deployStep(run: Run, targetRef: PackageRef): Promise<void> {
+  const { plan, outcome, context } = run;
+  const { target } = context;
+  startStep(run, 'deploy', 'deploying on the target');
+  try {
+    const deployed = await withProgress(run, targetRef, () =>
+      target.packages.deploy(targetRef, { force: plan.force === true }),
+    );
+    endStep(run, { step: 'deploy', status: 'done', detail: String(deployed?.warningmsg ?? '') });
+    return;
+  } catch (error) {
+    if (!(error instanceof EasClientError) || error.reasonCode !== ADMIN_MODE_NEEDED) throw error;
+    endStep(run, {
+      step: 'deploy',
+      status: 'done',
+      detail: `${ADMIN_MODE_NEEDED}: the deployment needs admin mode`,
+    });
+    // The error names the package to complete (errattrvalue of dmpackageid).
+    const packageId = error.attrValue !== undefined ? Number(error.attrValue) : targetRef.dmpackageid;
+    const pending: PackageRef = { pkgdefname: targetRef.pkgdefname, dmpackageid: packageId };
+
+    startStep(run, 'adminmode-on', 'turning admin mode on on the target');
+    run.adminModeRequested = true;
+    outcome.adminMode.turnedOn = true;
+    await target.adminMode.on({
+      ...(plan.numsessions !== undefined && { numsessions: plan.numsessions }),
+      ...(plan.logoutmin !== undefined && { logoutmin: plan.logoutmin }),
+    });
+    endStep(run, { step: 'adminmode-on', status: 'done' });
+
+    startStep(run, 'adminmode-wait', 'waiting for admin mode (state 1)');
+    await waitForAdminMode(plan, context);
+    endStep(run, { step: 'adminmode-wait', status: 'done', detail: 'state 1' });
+
+    startStep(run, 'completedeploy', `completing the deployment of package ${pending.dmpackageid}`);
+    await target.packages.completeDeploy(pending, { force: plan.force === true });
+    endStep(run, { step: 'completedeploy', status: 'done' });
+  }
+}
+
+/** An upload's `onSent` that hands the bytes sent and their rate to the reporter; none when it shows no progress. */
+function sentReporter(reporter: MigrationReporter): ((sent: number, total: number) => void) | undefined {
+  if (!reporter.progress) return undefined;
+  const started = Date.now();
+  return (sent, total) =>
+    reporter.progress?.('uploading', sent, total, sent / Math.max(0.001, (Date.now() - started) / 1000));
+}
+
+/**
+ * A deploy call, with its progress polled meanwhile (`GET dm/package`, answered during the deploy) and handed to the
+ * reporter as counts and a rate; a poll that fails is passed over (the deploy's own answer decides).
+ */
+async function withProgress<T>(run: Run, ref: PackageRef, call: () => Promise<T>): Promise<T> {
+  const { reporter, target } = run.context;
+  if (!reporter.progress) return call();
+  const started = Date.now();
+  let settled = false;
+  const poll = async () => {
+    while (!settled) {
+      await sleep(Math.min(run.plan.pollIntervalMs, 1000)).catch(() => undefined);
+      if (settled) return;
+      const record = await target.packages.record(ref).catch(() => undefined);
+      const match = /Deploying: ([\d,]+) of ([\d,]+)/.exec(String(record?.progressstatus ?? ''));
+      if (!match || settled) continue;
+      const done = Number(match[1]!.replace(/,/g, ''));
+      const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+      reporter.progress?.('deploying', done, Number(match[2]!.replace(/,/g, '')), done / seconds);
+    }
+  };
+  const polling = poll();
+  try {
+    return await call();
+  } finally {
+    settled = true;
+    await polling;
+  }
+}
+
+/** The outcome of a step that failed: its exit code and record; an unknown error goes on up. */
+function failedStep(run: Run, error: unknown): void {
+  const { outcome, current } = run;
+  if (error instanceof Interrupted) {
+    outcome.exitCode = EXIT.interrupted;
+    endStep(run, { step: current, status: 'failed', detail: 'interrupted' });
+  } else if (error instanceof StepFailure) {
+    outcome.exitCode = error.exitCode;
+    if (!outcome.steps.some((step) => step.step === current && step.status === 'failed')) {
+      endStep(run, { step: current, status: 'failed', detail: error.message });
+    }
+  } else if (error instanceof EasClientError) {
+    outcome.exitCode =
+      (current === 'deploy' || current === 'completedeploy') && error.kind === 'server'
+        ? EXIT.deployFailed
+        : exitCodeOf(error);
+    outcome.error = {
+      reasonCode: error.reasonCode ?? null,
+      message: error.message,
+      status: error.status,
+      request: error.request,
+    };
+    endStep(run, { step: current, status: 'failed', detail: reasonAndMessage(error) });
+  } else {
+    throw error;
+  }
 }
 
 async function waitForAdminMode(plan: MigrationPlan, context: MigrationContext): Promise<void> {
@@ -415,6 +516,32 @@ async function waitForAdminMode(plan: MigrationPlan, context: MigrationContext):
     reporter.waiting(Math.ceil(left / 1000), totalSeconds, state);
     await sleep(Math.min(plan.pollIntervalMs, left), interrupt);
   }
+}
+
+/**
+ * `eas migrate deploy`: the deploy step alone, of a package the target holds; when it needs admin mode: on, wait,
+ * completedeploy, and off again whatever happens (as in the whole flow).
+ */
+export async function deployAlone(
+  plan: MigrationPlan,
+  context: MigrationContext,
+  targetRef: PackageRef,
+): Promise<MigrationOutcome> {
+  const outcome: MigrationOutcome = {
+    exitCode: EXIT.ok,
+    steps: [],
+    adminMode: { turnedOn: false, off: null },
+  };
+  const run: Run = { plan, context, outcome, current: 'deploy', adminModeRequested: false };
+  try {
+    await deployStep(run, targetRef);
+  } catch (error) {
+    failedStep(run, error);
+  } finally {
+    if (run.adminModeRequested) outcome.adminMode.off = await turnAdminModeOff(plan, context, outcome);
+  }
+  if (outcome.adminMode.off === false) outcome.exitCode = EXIT.adminModeStillOn;
+  return outcome;
 }
 
 /** Admin mode off, retried through lost connections; true when the target confirmed it. */

@@ -36,6 +36,21 @@ async function finish(client: EasClient): Promise<void> {
   await client.logout().catch(() => undefined);
 }
 
+/** Runs `work` with a client of the command's global options, logged out after it whatever happens. */
+async function withClient(
+  io: CliIo,
+  command: Command,
+  work: (client: EasClient, global: GlobalOptions) => Promise<void>,
+): Promise<void> {
+  const global = globals(command);
+  const client = clientFor(io, global);
+  try {
+    await work(client, global);
+  } finally {
+    await finish(client);
+  }
+}
+
 function formatOf(options: GlobalOptions & { format?: OutputFormat }): OutputFormat {
   return options.json ? 'json' : (options.format ?? 'table');
 }
@@ -90,42 +105,32 @@ function apikeyCommand(io: CliIo): Command {
       'after',
       '\nExample:\n  EAS_USER=MAXADMIN EAS_PASSWORD=... eas --url http://host/maximo apikey create --user WILSON',
     )
-    .action(async (options: { user?: string; expiration: number }, command: Command) => {
-      const global = globals(command);
-      const client = clientFor(io, global);
-      try {
+    .action(async (options: { user?: string; expiration: number }, command: Command) =>
+      withClient(io, command, async (client, global) => {
         const value = options.user
           ? (await client.apikeys.createFor(options.user, options.expiration)).apikey
           : await client.apikeys.create(options.expiration);
         if (global.json) writeJson(io.stdout, { userid: options.user?.toUpperCase() ?? null, apikey: value });
         else io.stdout.write(`${String(value)}\n`);
-      } finally {
-        await finish(client);
-      }
-    });
+      }),
+    );
   apikey
     .command('revoke')
     .description('revoke your own API key')
-    .action(async (_options: object, command: Command) => {
-      const global = globals(command);
-      const client = clientFor(io, global);
-      try {
+    .action(async (_options: object, command: Command) =>
+      withClient(io, command, async (client, global) => {
         const revoked = await client.apikeys.revoke();
         if (global.json) writeJson(io.stdout, { revoked });
         else io.stdout.write(revoked ? 'revoked\n' : 'no key to revoke\n');
-      } finally {
-        await finish(client);
-      }
-    });
+      }),
+    );
   apikey
     .command('list')
     .description('list API key records (administrators); key values are not shown')
     .option('--user <userid>', 'only the key of this user')
     .addOption(formatOption())
-    .action(async (options: { user?: string; format: OutputFormat }, command: Command) => {
-      const global = globals(command);
-      const client = clientFor(io, global);
-      try {
+    .action(async (options: { user?: string; format: OutputFormat }, command: Command) =>
+      withClient(io, command, async (client, global) => {
         const rows = await client.apikeys.list(options.user);
         writeRows(io.stdout, formatOf({ ...global, format: options.format }), rows, [
           'userid',
@@ -134,18 +139,14 @@ function apikeyCommand(io: CliIo): Command {
           'creationdate',
           'exposedinurl',
         ]);
-      } finally {
-        await finish(client);
-      }
-    });
+      }),
+    );
   apikey
     .command('delete')
     .description("delete a user's API key record (administrators)")
     .argument('<userid>', 'owner of the key')
-    .action(async (userid: string, _options: object, command: Command) => {
-      const global = globals(command);
-      const client = clientFor(io, global);
-      try {
+    .action(async (userid: string, _options: object, command: Command) =>
+      withClient(io, command, async (client, global) => {
         const [record] = await client.apikeys.list(userid);
         if (!record || typeof record.href !== 'string') {
           throw new CliError(`${userid.toUpperCase()} has no API key.`, EXIT.refused);
@@ -153,10 +154,8 @@ function apikeyCommand(io: CliIo): Command {
         await client.apikeys.delete(record.href);
         if (global.json) writeJson(io.stdout, { deleted: true, userid: record.userid });
         else io.stdout.write(`deleted the key of ${String(record.userid)}\n`);
-      } finally {
-        await finish(client);
-      }
-    });
+      }),
+    );
   return apikey;
 }
 
@@ -322,6 +321,7 @@ function queryCommand(io: CliIo): Command {
       const global = globals(command);
       const client = clientFor(io, global);
       try {
+        if (options.select !== undefined) await checkSelect(client, objectStructure, options.select);
         const query = client.query(objectStructure, {
           ...(options.where !== undefined && { where: options.where }),
           select: options.select ?? '*',
@@ -333,6 +333,39 @@ function queryCommand(io: CliIo): Command {
         await finish(client);
       }
     });
+}
+
+/**
+ * Refuses a `--select` naming an attribute the object structure does not have (the server would leave it out
+ * silently, and the output would show an empty column): the names at the top level, before any `{`.
+ */
+async function checkSelect(client: EasClient, objectStructure: string, select: string): Promise<void> {
+  const meta = await client.apiMeta(objectStructure);
+  const known = new Set([...meta.attributes, ...meta.children].map((entry) => entry.name.toLowerCase()));
+  let depth = 0;
+  let name = '';
+  const names: string[] = [];
+  for (const character of `${select},`) {
+    if (character === '{') depth += 1;
+    if (character === '}') depth -= 1;
+    if (depth === 0 && character === ',') {
+      names.push(name.trim());
+      name = '';
+    } else if (depth === 0 && character !== '}') name += character;
+  }
+  const unknown = names
+    .map((entry) =>
+      entry
+        .replace(/^[a-z_]+:/i, '')
+        .split('.')[0]!
+        .toLowerCase(),
+    )
+    .filter((entry) => entry !== '' && entry !== '*' && entry !== 'rel' && !known.has(entry));
+  if (unknown.length > 0)
+    throw new CliError(
+      `--select names ${unknown.join(', ')}, which ${meta.name} does not have (see \`eas query\` with --select '*').`,
+      EXIT.usage,
+    );
 }
 
 function lookupCommand(io: CliIo): Command {

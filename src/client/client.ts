@@ -39,6 +39,13 @@ export interface LookupOptions extends QueryOptions {
 }
 
 /** A collection query that is read page by page: `for await (const page of query)` or `.members()`. */
+/** An object structure as `apimeta` describes it (the parts clients read). */
+export interface ApiMeta {
+  name: string;
+  attributes: Array<{ name: string }>;
+  children: Array<{ name: string }>;
+}
+
 export class CollectionQuery implements AsyncIterable<CollectionPage> {
   constructor(
     private readonly http: HttpSession,
@@ -123,6 +130,16 @@ export interface PackageRecord {
   createdate?: string;
   createby?: string;
   distributionmessage?: string;
+  /** This service's own (docs/migration.md, "Back-out"): the inverse package a deploy captured. */
+  inversepackageid?: number;
+  /** Each deploy and back-out of the package, with who and when. */
+  history?: Array<{
+    action: string;
+    status: string;
+    message: string | null;
+    changeby: string;
+    changedate: string;
+  }>;
   [field: string]: unknown;
 }
 
@@ -170,6 +187,11 @@ export class EasClient {
   /** A collection query on an object structure. */
   query(objectStructure: string, options: QueryOptions = {}): CollectionQuery {
     return new CollectionQuery(this.http, `os/${segment(objectStructure)}`, collectionQuery(options));
+  }
+
+  /** The object structure's description (`apimeta/<os>`): its attributes and child collections. */
+  apiMeta(objectStructure: string): Promise<ApiMeta> {
+    return this.http.request<ApiMeta>('GET', `apimeta/${segment(objectStructure)}`);
   }
 
   /** `totalCount` of a filtered collection (`count=1`). */
@@ -304,11 +326,17 @@ export class EasClient {
       }),
     download: (ref: PackageRef): Promise<BinaryAnswer> =>
       this.http.download('dm/download', { dmpackagedef: ref.pkgdefname, dmpackageid: ref.dmpackageid }),
-    upload: (filename: string, zip: Uint8Array): Promise<unknown> =>
+    /** `onSent`: called as the file is sent, with the bytes sent so far and its size. */
+    upload: (
+      filename: string,
+      zip: Uint8Array,
+      onSent?: (sent: number, total: number) => void,
+    ): Promise<unknown> =>
       this.http.request('POST', 'dm/upload', {
         query: { filename },
         body: zip,
         headers: { 'content-type': 'application/zip' },
+        ...(onSent && { onSent }),
       }),
     /** `force`: deploy over records changed on the target since the source last matched them (this service only). */
     deploy: (
@@ -320,6 +348,23 @@ export class EasClient {
     preview: (ref: PackageRef): Promise<unknown> => this.http.request('POST', 'dm/preview', { body: ref }),
     completeDeploy: (ref: PackageRef, options: DeployOptions = {}): Promise<unknown> =>
       this.http.request('POST', 'dm/completedeploy', { body: deployBody(ref, options) }),
+    /**
+     * Backs out a deployed package with the inverse captured at its deploy (this service only, docs/migration.md
+     * "Back-out"); `force`: restore records changed on the target since the deploy.
+     */
+    backout: (ref: PackageRef, options: DeployOptions = {}): Promise<{ warningmsg?: string }> =>
+      this.http.request('POST', 'dm/backout', { body: deployBody(ref, options) }),
+    /**
+     * The package record with its progress (`progressstatus`, answered during a deploy too) and, on this service, its
+     * inverse package and history.
+     */
+    record: (ref: PackageRef): Promise<PackageRecord> =>
+      this.http.request<PackageRecord>('GET', 'dm/package', {
+        query: { pkgdefname: ref.pkgdefname, dmpackageid: ref.dmpackageid },
+      }),
+    /** What backing out the package would write, and the records changed since its deploy. */
+    previewBackout: (ref: PackageRef): Promise<Record<string, unknown>> =>
+      this.http.request('POST', 'dm/preview', { body: { ...ref, backout: true } }),
     close: (ref: PackageRef): Promise<PackageRecord> =>
       this.http.request<PackageRecord>('POST', 'dm/close', { body: ref }),
     delete: (ref: PackageRef): Promise<unknown> => this.http.request('POST', 'dm/delete', { body: ref }),

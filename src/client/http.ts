@@ -37,6 +37,36 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Read the answer as bytes instead of JSON. */
   binary?: boolean;
+  /**
+   * For a body of bytes: called as each chunk of it is handed to the connection, with the bytes sent so far and the
+   * total (the body is then streamed rather than sent whole).
+   */
+  onSent?: (sent: number, total: number) => void;
+}
+
+function requestBody(body: string | Uint8Array | ReadableStream): BodyInit {
+  if (typeof body === 'string' || body instanceof ReadableStream) return body;
+  return new Blob([new Uint8Array(body)]);
+}
+
+/** The size of the chunks a body streamed with `onSent` is handed over in. */
+const SENT_CHUNK_BYTES = 64 * 1024;
+
+/** `bytes` as a stream that reports each chunk as it is read from it (by fetch, as it sends them). */
+function reportingStream(bytes: Uint8Array, onSent: (sent: number, total: number) => void): ReadableStream {
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= bytes.length) {
+        controller.close();
+        return;
+      }
+      const chunk = bytes.slice(sent, sent + SENT_CHUNK_BYTES);
+      controller.enqueue(chunk);
+      sent += chunk.length;
+      onSent(sent, bytes.length);
+    },
+  });
 }
 
 export interface BinaryAnswer {
@@ -204,9 +234,9 @@ export class HttpSession {
       ...this.authHeaders(),
       ...options.headers,
     };
-    let body: string | Uint8Array | undefined;
+    let body: string | Uint8Array | ReadableStream | undefined;
     if (options.body instanceof Uint8Array) {
-      body = options.body;
+      body = options.onSent ? reportingStream(options.body, options.onSent) : options.body;
       headers['content-type'] ??= 'application/octet-stream';
     } else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
@@ -230,7 +260,7 @@ export class HttpSession {
     url: URL,
     init: {
       headers: Record<string, string>;
-      body?: string | Uint8Array | undefined;
+      body?: string | Uint8Array | ReadableStream | undefined;
       redirect?: RequestRedirect;
     },
   ): Promise<Response> {
@@ -239,9 +269,9 @@ export class HttpSession {
       response = await this.fetchImpl(url, {
         method,
         headers: init.headers,
-        ...(init.body !== undefined && {
-          body: typeof init.body === 'string' ? init.body : new Blob([new Uint8Array(init.body)]),
-        }),
+        ...(init.body !== undefined && { body: requestBody(init.body) }),
+        // A streamed body is sent as it is read (fetch requires saying so).
+        ...(init.body instanceof ReadableStream && { duplex: 'half' }),
         redirect: init.redirect ?? 'follow',
         signal: AbortSignal.timeout(this.timeoutMs),
       });

@@ -99,6 +99,12 @@ if (installed) {
       await page.getByText('CONSOLE (this process)').waitFor();
       assert.ok(Number(await page.locator('[data-count="Users"]').innerText()) > 0);
       assert.equal(await page.locator('[data-count="Admin mode"]').innerText(), 'Off');
+      // The deployment's identity, as systeminfo gives it (docs/migration.md, "Source").
+      const deployment = (await call('/api/systeminfo?lean=1')).body.deployment as {
+        id: string;
+        source: string;
+      };
+      assert.equal(await page.locator(`[data-deployment="${deployment.id}"]`).innerText(), deployment.source);
       await screenshot('overview');
     });
 

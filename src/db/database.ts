@@ -86,35 +86,44 @@ export function pgliteStartParams(): string[] {
 }
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
-  if (options.kind === 'pglite') {
-    // One process per data directory (docs/operations.md): a second PGlite on the same files would lose writes.
-    const lock = options.dataDir !== undefined ? await lockDataDirectory(options.dataDir) : undefined;
-    // A first start copies the empty cluster `npm run build` made rather than running initdb (docs/startup.md).
-    if (options.dataDir !== undefined && !options.pglite) await copyClusterTemplate(options.dataDir);
-    const pglite =
-      options.pglite ??
-      new PGlite({
-        ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
-        parsers: pgliteParsers,
-        startParams: pgliteStartParams(),
-      });
-    await pglite.waitReady;
-    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-    const bus = new PGliteChangeBus(pglite, 'eas');
-    await bus.start();
-    return {
-      kind: 'pglite',
-      db,
-      bus,
-      async close() {
-        await bus.close();
-        await db.destroy();
-        await pglite.close();
-        await lock?.release();
-      },
-    };
-  }
+  return options.kind === 'pglite' ? openPGlite(options) : openPostgres(options);
+}
 
+type PGliteOptions = Extract<StorageOptions, { kind: 'pglite' }>;
+type PostgresOptions = Extract<StorageOptions, { kind: 'postgres' }>;
+
+/** The embedded database, in the data directory (or in memory without one). */
+async function openPGlite(options: PGliteOptions): Promise<Storage> {
+  // One process per data directory (docs/operations.md): a second PGlite on the same files would lose writes.
+  const lock = options.dataDir !== undefined ? await lockDataDirectory(options.dataDir) : undefined;
+  // A first start copies the empty cluster `npm run build` made rather than running initdb (docs/startup.md).
+  if (options.dataDir !== undefined && !options.pglite) await copyClusterTemplate(options.dataDir);
+  const pglite =
+    options.pglite ??
+    new PGlite({
+      ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
+      parsers: pgliteParsers,
+      startParams: pgliteStartParams(),
+    });
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const bus = new PGliteChangeBus(pglite, 'eas');
+  await bus.start();
+  return {
+    kind: 'pglite',
+    db,
+    bus,
+    async close() {
+      await bus.close();
+      await db.destroy();
+      await pglite.close();
+      await lock?.release();
+    },
+  };
+}
+
+/** A PostgreSQL server: a pool for the queries, and a connection of its own for the change bus's LISTEN. */
+async function openPostgres(options: PostgresOptions): Promise<Storage> {
   const searchPath = options.schema ? { options: `-c search_path=${options.schema}` } : {};
   const onFault =
     options.onFault ?? ((description: string) => process.stderr.write(`eas: database: ${description}\n`));
@@ -195,9 +204,15 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   });
   let { error, results } = await migrator.migrateToLatest();
   // Kysely's introspection reads every schema of the server; one dropped meanwhile by another deployment (or test
-  // file) sharing the server fails the read with 3F000 naming that schema, or 42P01 naming one of its tables.
-  // Nothing was migrated then: read again.
-  for (let attempt = 1; attempt < 5 && isOtherSchemaDropped(error, rows[0]?.schema); attempt += 1) {
+  // file) sharing the server fails the read with 3F000 naming that schema, 42P01 naming one of its tables, or 42703
+  // naming one of their columns. Nothing was migrated then (no migration reports an error): read again.
+  for (
+    let attempt = 1;
+    attempt < 5 &&
+    !results?.some((result) => result.status === 'Error') &&
+    isOtherSchemaDropped(error, rows[0]?.schema);
+    attempt += 1
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     ({ error, results } = await migrator.migrateToLatest());
   }
@@ -221,6 +236,6 @@ export async function appliedEverywhere(storage: Storage): Promise<boolean> {
 function isOtherSchemaDropped(error: unknown, ownSchema: string | undefined): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
-  if ((code !== '3F000' && code !== '42P01') || typeof message !== 'string') return false;
+  if ((code !== '3F000' && code !== '42P01' && code !== '42703') || typeof message !== 'string') return false;
   return !message.includes(`"${ownSchema ?? ''}"`) && !message.includes(`"${ownSchema ?? ''}.`);
 }

@@ -1,107 +1,22 @@
-import type { ColumnType, Generated, Kysely } from 'kysely';
-import type { AdminModeTables } from '../adminmode/repository.js';
-import type { DbConfigTables } from '../dbconfig/repository.js';
-import type { MigrationTables } from '../migration/repository.js';
-import type { KeyCheckTables } from '../apikeys/key-check-repository.js';
-import type { ApiKeyTables } from '../apikeys/repository.js';
-import type { SessionTables } from '../auth/session-repository.js';
-import type { SamlTables } from '../auth/saml/repository.js';
+import type { Kysely } from 'kysely';
+import type { AdminModeTables } from '../adminmode/tables.js';
+import type { ApiKeyTables, KeyCheckTables } from '../apikeys/tables.js';
 import type { FederatedSessionTables } from '../auth/federated/provider-session-tables.js';
-import type { StablePageTables } from '../oslc/query/index.js';
-import type { PropertyTables } from '../properties/repository.js';
+import type { SamlTables } from '../auth/saml/tables.js';
+import type { SessionTables } from '../auth/session-tables.js';
+import type { DbConfigTables } from '../dbconfig/tables.js';
+import type { MigrationTables } from '../migration/tables.js';
+import type { StablePageTables } from '../oslc/query/tables.js';
+import type { PropertyTables } from '../properties/tables.js';
+import type { CoreTables } from './core-tables.js';
 
 /**
- * Row types of the tables that code reads by name (users, groups, rights). Business objects served through object
- * structures are read through the metadata instead (see `DynamicDatabase`).
- */
-type Stamp = Generated<number>;
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-
-export interface MaxUserTable {
-  maxuserid: Generated<number>;
-  userid: string;
-  loginid: string | null;
-  personid: string;
-  status: string;
-  password: string | null;
-  failedlogins: Generated<number>;
-  /** End of a temporary block after failed logins (docs/security.md); null or past: not blocked. */
-  blockeduntil: Generated<Date | null>;
-  defsite: string | null;
-  sysuser: boolean;
-  changedate: Timestamp | null;
-  changeby: string | null;
-  rowstamp: Stamp;
-}
-
-export interface PersonTable {
-  personuid: Generated<number>;
-  personid: string;
-  displayname: string | null;
-  firstname: string | null;
-  lastname: string | null;
-  status: string;
-  primaryemail: string | null;
-  locationsite: string | null;
-  changedate: Timestamp | null;
-  changeby: string | null;
-  rowstamp: Stamp;
-}
-
-export interface MaxGroupTable {
-  maxgroupid: Generated<number>;
-  groupname: string;
-  description: string | null;
-  adminmodelogin: boolean;
-  authallsites: boolean;
-  changedate: Timestamp | null;
-  changeby: string | null;
-  rowstamp: Stamp;
-}
-
-export interface GroupUserTable {
-  groupuserid: Generated<number>;
-  groupname: string;
-  userid: string;
-  rowstamp: Stamp;
-}
-
-/** Rights of a security group on one object structure. */
-export interface OsAuthTable {
-  osauthid: Generated<number>;
-  groupname: string;
-  objectstructure: string;
-  canread: boolean;
-  caninsert: boolean;
-  canupdate: boolean;
-  candelete: boolean;
-  rowstamp: Stamp;
-}
-
-export interface SiteTable {
-  siteuid: Generated<number>;
-  siteid: string;
-  orgid: string;
-  description: string | null;
-  active: boolean;
-  rowstamp: Stamp;
-}
-
-/** Tables of the core migration that code reads by name. */
-export interface CoreTables {
-  maxuser: MaxUserTable;
-  person: PersonTable;
-  maxgroup: MaxGroupTable;
-  groupuser: GroupUserTable;
-  osauth: OsAuthTable;
-  site: SiteTable;
-}
-
-/**
- * Every table code reads by name: the core tables and each module's own (each module declares the row types of
- * the tables its migration made, beside its repository). One type for the whole database, because Kysely's
- * `Kysely<DB>` is invariant in `DB`: a handle typed with one module's tables could not be passed where another's
- * is expected, nor a transaction shared between modules.
+ * Every table code reads by name: the core tables and each module's own. Each module declares the row types of the
+ * tables its migration made in a leaf file (`<module>/tables.ts`, which imports nothing but Kysely's types), and this
+ * file puts them together: it imports only those leaves, so no module that uses `Database` is imported back
+ * (docs/architecture.md). One type for the whole database, because Kysely's `Kysely<DB>` is invariant in `DB`: a
+ * handle typed with one module's tables could not be passed where another's is expected, nor a transaction shared
+ * between modules.
  */
 export interface Database
   extends

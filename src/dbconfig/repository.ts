@@ -1,4 +1,4 @@
-import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { StoredValue } from '../oslc/values.js';
 import type { Database } from '../db/schema.js';
 
@@ -7,47 +7,6 @@ import type { Database } from '../db/schema.js';
  * changes (`maxattributecfg`), and the DDL that carries a change out. Table names come from the metadata and column
  * names from checked attribute names, both quoted by Kysely; values are always bound.
  */
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-
-export interface MaxAttributeTable {
-  maxattributeid: Generated<number>;
-  objectname: string;
-  attributename: string;
-  maxtype: string;
-  length: number | null;
-  scale: number | null;
-  required: boolean;
-  defaultvalue: string | null;
-  domainid: string | null;
-  title: string;
-  changeby: string | null;
-  changedate: Timestamp | null;
-  rowstamp: Generated<number>;
-}
-
-export interface MaxAttributeCfgTable {
-  maxattributecfgid: Generated<number>;
-  objectname: string;
-  attributename: string;
-  changetype: string;
-  maxtype: string | null;
-  length: number | null;
-  scale: number | null;
-  required: boolean | null;
-  defaultvalue: string | null;
-  domainid: string | null;
-  title: string | null;
-  changeby: string | null;
-  changedate: Timestamp | null;
-  rowstamp: Generated<number>;
-}
-
-export interface DbConfigTables {
-  maxattribute: MaxAttributeTable;
-  maxattributecfg: MaxAttributeCfgTable;
-  maxdomain: { domainid: string };
-}
 
 export interface CustomAttributeRow {
   objectname: string;

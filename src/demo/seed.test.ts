@@ -5,7 +5,9 @@ import { ADMIN_GROUP, ensureAdministrator } from '../auth/bootstrap.js';
 import { hashPassword } from '../auth/password.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
+import { tableDigests, type TableDigests } from '../../test/helpers/table-digest.js';
 import { seedDemoData } from './seed.js';
+import expectedTables from './seeded-tables.json' with { type: 'json' };
 
 // PGlite in memory by default; EAS_TEST_DATABASE_URL runs the same checks on a PostgreSQL server in a fresh schema.
 const url = process.env.EAS_TEST_DATABASE_URL;
@@ -34,6 +36,8 @@ const TABLES = [
 describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
   let storage: Storage;
   let passwordHash: string;
+  /** Before anything was written: every date from then on is the test's own. */
+  let since: Date;
 
   async function scalar(query: string): Promise<number> {
     const { rows } = await sql.raw<{ n: number }>(query).execute(storage.db);
@@ -51,6 +55,7 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
   }
 
   before(async () => {
+    since = new Date();
     storage = await openStorage(url ? { kind: 'postgres', url, schema } : { kind: 'pglite' });
     assert.deepEqual(
       await migrateToLatest(storage),
@@ -105,8 +110,29 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
     assert.equal(await scalar(`select count(*)::int as n from osauth`), 0);
   });
 
+  /** The tables with their values, but for the password hashes (salted) and the definitions' source (the database). */
+  const digests = (): Promise<TableDigests> =>
+    tableDigests(storage.db, {
+      since,
+      varying: [
+        { table: 'maxuser', column: 'password' },
+        { table: 'dmpackagedef', column: 'source' },
+      ],
+    });
+
   it('seeds the demo organization', async () => {
-    const summary = await seedDemoData(storage.db, { passwordHash });
+    const before = await digests();
+    const summary = await seedDemoData(storage, { passwordHash });
+    // seeded-tables.json holds what the demo data's first generator wrote, taken once from its database: the
+    // tables the seeding changed, each with its row count and a digest of its rows. A deliberate change of the demo
+    // records changes them: take the new figures from this assertion's failure.
+    const after = await digests();
+    const changed = Object.fromEntries(
+      Object.entries(after).filter(
+        ([table, digest]) => JSON.stringify(before[table]) !== JSON.stringify(digest),
+      ),
+    );
+    assert.deepEqual(changed, expectedTables);
     assert.ok(summary.assets >= 200, `assets: ${summary.assets}`);
     assert.deepEqual(
       { ...summary, assets: 0 },
@@ -272,7 +298,7 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
 
   it('changes nothing when seeded again', async () => {
     const before = await snapshot();
-    const summary = await seedDemoData(storage.db, { passwordHash });
+    const summary = await seedDemoData(storage, { passwordHash });
     assert.ok(Object.values(summary).every((count) => count === 0));
     assert.deepEqual(await snapshot(), before);
   });

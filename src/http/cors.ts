@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 
 /**
@@ -109,14 +109,14 @@ function allowsMethod(policy: CorsPolicy, method: string): boolean {
 /**
  * The headers of an answer to a cross-origin request: `Access-Control-Allow-Origin` (the caller's origin, never
  * `*`) and the exposed headers, only for an allowed origin. Added before authentication, so that a refusal (401)
- * reaches the application as the error object rather than as an opaque network failure. A request without an
- * `Origin` header (every non-browser client) costs one header lookup.
+ * reaches the application as the error object rather than as an opaque network failure: the access hook runs it
+ * first on every request (src/auth/hook.ts), which saves a hook of its own. A request without an `Origin` header
+ * (every non-browser client) costs one header lookup.
  */
-export function corsHook(rules: CorsRules): onRequestHookHandler {
-  return (request, reply, done) => {
+export function corsHeaders(rules: CorsRules): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
     const origin = request.headers.origin;
     if (origin !== undefined) allowOrigin(rules, origin, reply);
-    done();
   };
 }
 

@@ -15,17 +15,30 @@ const SAFE_REQUEST_ID = /^[\w.:+/=-]{1,128}$/;
 
 /**
  * Generated ids are UUID-shaped: a random prefix drawn once per process, then a counter. Unique across processes
- * like a random UUID, without drawing random bytes on every request.
+ * like a random UUID, without drawing random bytes on every request. The counter's digits are written into a buffer
+ * holding the whole id, which reads back as one flat string: a string built by concatenation is checked and written
+ * more slowly when Node validates and sends the echoed header.
  */
 const GENERATED_PREFIX = randomUUID().slice(0, 24);
+const generatedId = Buffer.from(`${GENERATED_PREFIX}000000000000`, 'latin1');
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 let generated = 0;
+
+function nextGeneratedId(): string {
+  generated += 1;
+  let rest = generated;
+  for (let index = generatedId.length - 1; index >= GENERATED_PREFIX.length; index -= 1) {
+    generatedId[index] = HEX_DIGITS[rest % 16]!;
+    rest = Math.floor(rest / 16);
+  }
+  return generatedId.toString('latin1');
+}
 
 /** Fastify's `genReqId`: the client's id when safe, else a generated one. */
 export function requestIdOf(request: IncomingMessage): string {
   const sent = request.headers[REQUEST_ID_HEADER];
   if (typeof sent === 'string' && SAFE_REQUEST_ID.test(sent)) return sent;
-  generated += 1;
-  return GENERATED_PREFIX + generated.toString(16).padStart(12, '0');
+  return nextGeneratedId();
 }
 
 /** Echoes the id on every answer; the access hook runs it first, so refusals carry it too (src/auth/hook.ts). */
@@ -110,4 +123,24 @@ export function lazyRequestLoggers(level: string): LazyRequestLoggers {
     if (LEVELS[name] < threshold) Object.defineProperty(LazyRequestLogger.prototype, name, { value: ignore });
   }
   return LazyRequestLogger;
+}
+
+/**
+ * Makes the loggers of requests lazy (`lazyRequestLoggers`) when requests are not logged, through the root logger's
+ * own `child`, which Fastify's default factory calls for every request with the request's id as only binding. A
+ * `childLoggerFactory` option would do the same, but Fastify then checks the logger it returns, method by method,
+ * on every request. Children with any other bindings, or asking for a level of their own, are pino's.
+ */
+export function lazyRequestLogging(root: FastifyBaseLogger, level: string, requestIdLabel = 'reqId'): void {
+  if (level !== 'silent' && (LEVELS[level as Level] ?? 0) <= LEVELS.info) return;
+  const LazyRequestLogger = lazyRequestLoggers(level);
+  const pinoChild = root.child.bind(root);
+  // What a lazy logger makes its child from: the root logger as it was, with pino's own `child`.
+  const parent = Object.create(root, { child: { value: pinoChild } }) as FastifyBaseLogger;
+  root.child = (bindings: Bindings, options?: ChildLoggerOptions) =>
+    options?.level === undefined &&
+    typeof bindings[requestIdLabel] === 'string' &&
+    Object.keys(bindings).length === 1
+      ? new LazyRequestLogger(parent, bindings, options)
+      : pinoChild(bindings, options);
 }

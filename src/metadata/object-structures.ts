@@ -78,10 +78,18 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     ],
   },
   { name: 'MXAPISYNONYMDOMAIN', description: 'Synonym domain values', root: 'SYNONYMDOMAIN' },
-  // ALN and numeric values and sites as members of their own: what lookups list (docs/lookups.md).
+  // ALN and numeric values as members of their own: what lookups list (docs/lookups.md).
   { name: 'MXAPIALNDOMAIN', description: 'ALN domain values', root: 'ALNDOMAIN' },
   { name: 'MXAPINUMERICDOMAIN', description: 'Numeric domain values', root: 'NUMERICDOMAIN' },
-  { name: 'MXAPISITE', description: 'Sites', root: 'SITE' },
+  // Organizations and their sites: what a target needs before the records that name them (docs/migration.md,
+  // "Setting up a target"); sites are also what the site lookups list.
+  {
+    name: 'MXAPIORGANIZATION',
+    aliases: ['MXORGANIZATION'],
+    description: 'Organizations',
+    root: 'ORGANIZATION',
+  },
+  { name: 'MXAPISITE', aliases: ['MXSITE'], description: 'Sites', root: 'SITE' },
   {
     name: 'MXAPIPERUSER',
     aliases: ['MXPERUSER'],

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { ObjectMeta } from '../metadata/registry.js';
+import type { Kysely } from 'kysely';
+import type { DynamicDatabase } from '../db/schema.js';
+import type { ObjectMeta, ObjectStructure } from '../metadata/registry.js';
+import { joinPairs } from '../oslc/child-entries.js';
+import { findAll, type Row } from '../oslc/repository.js';
 import type { MaxType } from '../metadata/types.js';
 import { isDateType, isNumericType, parseIsoDate } from '../oslc/values.js';
 
@@ -65,4 +69,72 @@ export function drifted(
   const expected = record[EXPECTED_FIELD];
   if (names === undefined || typeof expected !== 'string' || existing === undefined) return false;
   return driftHash(object, names, existing) !== expected;
+}
+
+/** The root's child collections a drift hash covers, each with the attributes of its rows (manifest `expectedchildren`). */
+export type ChildDriftAttributes = Array<{ name: string; attributes: string[] }>;
+
+/** Every child collection of the structure's root, with the attributes a package carries of its rows. */
+export function childDriftAttributes(structure: ObjectStructure): ChildDriftAttributes {
+  return structure.root.children.map((child) => ({
+    name: child.name,
+    attributes: driftAttributes(child.object),
+  }));
+}
+
+/**
+ * The hash of a whole record: its root row's (`driftHash`), and with `children` (a package that lists them) each
+ * child collection's rows, hashed row by row and sorted, so that the order the rows are read in does not matter.
+ * A package without `expectedchildren` (an older one) hashes the root row only, as it was made.
+ */
+export function recordHash(
+  structure: ObjectStructure,
+  names: readonly string[],
+  children: ChildDriftAttributes | undefined,
+  row: Readonly<Row>,
+  childRows: ReadonlyMap<string, readonly Row[]>,
+): string {
+  const root = driftHash(structure.root.object, names, row);
+  if (children === undefined) return root;
+  const collections = children.map(({ name, attributes }) => {
+    const object = structure.root.children.find((child) => child.name === name)?.object;
+    const rows = object ? (childRows.get(name) ?? []) : [];
+    return [name, rows.map((child) => driftHash(object!, attributes, child)).sort()] as const;
+  });
+  return createHash('sha256')
+    .update(JSON.stringify([root, collections]))
+    .digest('hex');
+}
+
+/** The stored rows of the root's child collections `children` names, for `recordHash`. */
+export async function childRowsOf(
+  db: Kysely<DynamicDatabase>,
+  structure: ObjectStructure,
+  children: ChildDriftAttributes | undefined,
+  row: Readonly<Row>,
+): Promise<Map<string, Row[]>> {
+  const rows = new Map<string, Row[]>();
+  for (const { name } of children ?? []) {
+    const child = structure.root.children.find((candidate) => candidate.name === name);
+    if (child) rows.set(name, await findAll(db, child.object.table, joinPairs(child, row)));
+  }
+  return rows;
+}
+
+/**
+ * Whether a package line's record meets drift on this deployment (as `drifted`), its child collections included
+ * when the package's hashes cover them.
+ */
+export async function recordDrifted(
+  db: Kysely<DynamicDatabase>,
+  structure: ObjectStructure,
+  entry: { expectedattributes?: string[] | undefined; expectedchildren?: ChildDriftAttributes | undefined },
+  record: Readonly<Record<string, unknown>>,
+  existing: Readonly<Row> | undefined,
+): Promise<boolean> {
+  const names = entry.expectedattributes;
+  const expected = record[EXPECTED_FIELD];
+  if (names === undefined || typeof expected !== 'string' || existing === undefined) return false;
+  const childRows = await childRowsOf(db, structure, entry.expectedchildren, existing);
+  return recordHash(structure, names, entry.expectedchildren, existing, childRows) !== expected;
 }

@@ -1,103 +1,13 @@
-import { sql, type Generated, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
-
-/** Tables of migration packages (src/db/migrations/0013-migration-packages.ts). */
-export interface DmPackageDefTable {
-  dmpackagedefid: Generated<number>;
-  pkgdefname: string;
-  source: string;
-  type: 'CHANGE' | 'SNAPSHOT';
-  status: string;
-  description: string | null;
-  active: boolean;
-  xmlaction: 'AddChange' | 'Replace';
-  batchsize: number;
-  changedate: Date | null;
-  changeby: string | null;
-}
-
-export interface DmPkgDefContentTable {
-  pkgdefname: string;
-  objectstructure: string;
-  whereclause: string | null;
-  cfgdataorder: number;
-}
-
-export interface DmPkgDstTrgtTable {
-  pkgdefname: string;
-  targetname: string;
-  type: string;
-  url: string | null;
-  username: string | null;
-  password: string | null;
-  schemaname: string | null;
-}
-
-export interface DmPackageTable {
-  dmpackageid: Generated<number>;
-  pkgdefname: string;
-  source: string;
-  package: string;
-  type: string;
-  status: string;
-  statusdate: Generated<Date>;
-  filename: string | null;
-  readme: string | null;
-  createby: string | null;
-  createdate: Generated<Date>;
-  changeby: string | null;
-  progressstatus: string | null;
-  distributionmessage: string | null;
-  side: 'SOURCE' | 'TARGET';
-}
-
-export interface DmPkgStagingTable {
-  dmpkgstagingid: Generated<number>;
-  dmpackageid: number;
-  type: string;
-  cfgobject: string | null;
-  cfgdataorder: number;
-  chunk: number;
-  cfgobjectcount: number;
-  content: string;
-}
-
-export interface DmPkgChangeTable {
-  dmpkgchangeid: Generated<number>;
-  pkgdefname: string;
-  objectstructure: string;
-  operation: string;
-  keyvalues: string;
-  changedate: Generated<Date>;
-  /** Drift hash of the root before the write; null when it did not exist (src/db/migrations/0015-migration-drift.ts). */
-  beforehash: string | null;
-}
-
-export interface MigrationTables {
-  dmpackagedef: DmPackageDefTable;
-  dmpkgdefcontent: DmPkgDefContentTable;
-  dmpkgdsttrgt: DmPkgDstTrgtTable;
-  dmpackage: DmPackageTable;
-  dmpkgstaging: DmPkgStagingTable;
-  dmpkgchange: DmPkgChangeTable;
-}
+import type { DmPackageDefTable, DmPackageTable, DmPkgDefContentTable, DmPkgDstTrgtTable } from './tables.js';
 
 export type Db = Kysely<Database>;
 export type PackageDefinition = Selectable<DmPackageDefTable>;
 export type PackageContent = Selectable<DmPkgDefContentTable>;
 export type PackageTarget = Selectable<DmPkgDstTrgtTable>;
 export type PackageRow = Selectable<DmPackageTable>;
-export type PackageValues = Omit<DmPackageTable, 'dmpackageid' | 'statusdate' | 'createdate'>;
-
-/** Identity of this deployment's database: host, database and schema (docs/migration.md, "Source"). */
-export async function databaseIdentity(db: Db): Promise<string> {
-  const result = await sql<{ host: string | null; port: number | null; name: string; schema: string }>`
-    select host(inet_server_addr()) as host, inet_server_port() as port, current_database() as name,
-      current_schema() as schema`.execute(db);
-  const row = result.rows[0]!;
-  const host = row.host === null ? 'localhost' : `${row.host}:${String(row.port ?? '')}`;
-  return `${host}/${row.name}/${row.schema}`;
-}
+export type PackageValues = Omit<DmPackageTable, 'dmpackageid' | 'statusdate' | 'createdate' | 'inverseof'>;
 
 export async function findDefinition(db: Db, pkgdefname: string): Promise<PackageDefinition | undefined> {
   return db.selectFrom('dmpackagedef').selectAll().where('pkgdefname', '=', pkgdefname).executeTakeFirst();

@@ -8,8 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../errors.js';
 import { sendJson } from '../http/reply.js';
-import { copyLimited } from './package-file.js';
+import { copyLimited } from './transfer/package-file.js';
 import {
+  BackoutBody,
   CreateBody,
   DefinitionBody,
   DeployBody,
@@ -17,6 +18,7 @@ import {
   DownloadQuery,
   PackageBody,
   PackageQuery,
+  PreviewBody,
   UploadQuery,
 } from './schemas.js';
 import type { MigrationService } from './service.js';
@@ -31,18 +33,28 @@ export const MAX_PACKAGE_FILE_BYTES = 2 * 1024 * 1024 * 1024;
 /** Content types an upload is sent with: the zip's own, or plain bytes. */
 const PACKAGE_FILE_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream'];
 
+/** The plugin's instance with TypeBox typing, as each group of routes registers on it. */
+type MigrationApp = ReturnType<typeof typed>;
+const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+
+const admin = { access: { kind: 'admin' as const } };
+
 /**
  * The Migration Manager endpoints, `<root>/dm/...` (docs/migration.md): administrators only, as the deployed
- * systems grant them to the administration application's users.
+ * systems grant them to the administration application's users. Registered in the order a package travels.
  */
 export async function migrationRoutes(app: FastifyInstance, options: MigrationRoutesOptions): Promise<void> {
-  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const routes = typed(app);
   const { migration } = options;
-  const admin = { access: { kind: 'admin' as const } };
-
   // The upload's body reaches the route as the raw stream (this plugin's routes only).
   app.addContentTypeParser(PACKAGE_FILE_TYPES, (_request, payload, done) => done(null, payload));
+  sourceRoutes(routes, migration);
+  transferRoutes(routes, migration);
+  targetRoutes(routes, migration);
+}
 
+/** The source side: create and distribute a package, reset and toggle a CHANGE definition's listener. */
+function sourceRoutes(routes: MigrationApp, migration: MigrationService): void {
   routes.post('/dm/create', { schema: { body: CreateBody }, config: admin }, async (request, reply) => {
     const record = await migration.create(request.body.pkgdefname, request.body.readme, request.user!);
     return sendJson(reply, 200, record);
@@ -61,6 +73,21 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
     },
   );
 
+  routes.post('/dm/reset', { schema: { body: DefinitionBody }, config: admin }, async (request, reply) => {
+    return sendJson(reply, 200, await migration.reset(request.body.pkgdefname));
+  });
+
+  routes.post(
+    '/dm/toggleactive',
+    { schema: { body: DefinitionBody }, config: admin },
+    async (request, reply) => {
+      return sendJson(reply, 200, await migration.toggleActive(request.body.pkgdefname));
+    },
+  );
+}
+
+/** The transfer: the package file downloaded from the source and uploaded to the target. */
+function transferRoutes(routes: MigrationApp, migration: MigrationService): void {
   routes.get(
     '/dm/download',
     { schema: { querystring: DownloadQuery }, config: admin },
@@ -74,17 +101,6 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
         .header('content-type', 'application/zip')
         .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
         .send(file);
-    },
-  );
-
-  // The package record with its progress (docs/migration.md, "Progress"): during a deploy in this process it is
-  // answered from memory, without waiting for the deploy's transaction (on PGlite, for the only connection).
-  routes.get(
-    '/dm/package',
-    { schema: { querystring: PackageQuery }, config: admin },
-    async (request, reply) => {
-      const { pkgdefname, dmpackageid } = request.query;
-      return sendJson(reply, 200, await migration.record(pkgdefname, dmpackageid));
     },
   );
 
@@ -112,32 +128,45 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
       }
     },
   );
+}
 
-  routes.post('/dm/deploy', { schema: { body: DeployBody }, config: admin }, async (request, reply) => {
-    const { pkgdefname, dmpackageid, force } = request.body;
-    return sendJson(
-      reply,
-      200,
-      await migration.deploy(pkgdefname, dmpackageid, request.user!, force === true),
-    );
+/** The target side: the package record with its progress, preview, deploy, close and delete. */
+function targetRoutes(routes: MigrationApp, migration: MigrationService): void {
+  // The package record with its progress (docs/migration.md, "Progress"): during a deploy in this process it is
+  // answered from memory, without waiting for the deploy's transaction (on PGlite, for the only connection).
+  routes.get(
+    '/dm/package',
+    { schema: { querystring: PackageQuery }, config: admin },
+    async (request, reply) => {
+      const { pkgdefname, dmpackageid } = request.query;
+      return sendJson(reply, 200, await migration.record(pkgdefname, dmpackageid));
+    },
+  );
+
+  routes.post('/dm/preview', { schema: { body: PreviewBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid, backout } = request.body;
+    if (backout === true)
+      return sendJson(reply, 200, await migration.previewBackout(pkgdefname, dmpackageid));
+    return sendJson(reply, 200, await migration.preview(pkgdefname, dmpackageid, request.user!));
   });
 
-  routes.post(
-    '/dm/completedeploy',
-    { schema: { body: DeployBody }, config: admin },
-    async (request, reply) => {
+  for (const url of ['/dm/deploy', '/dm/completedeploy'])
+    routes.post(url, { schema: { body: DeployBody }, config: admin }, async (request, reply) => {
       const { pkgdefname, dmpackageid, force } = request.body;
       return sendJson(
         reply,
         200,
         await migration.deploy(pkgdefname, dmpackageid, request.user!, force === true),
       );
-    },
-  );
+    });
 
-  routes.post('/dm/preview', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
-    const { pkgdefname, dmpackageid } = request.body;
-    return sendJson(reply, 200, await migration.preview(pkgdefname, dmpackageid));
+  routes.post('/dm/backout', { schema: { body: BackoutBody }, config: admin }, async (request, reply) => {
+    const { pkgdefname, dmpackageid, force } = request.body;
+    return sendJson(
+      reply,
+      200,
+      await migration.backout(pkgdefname, dmpackageid, request.user!, force === true),
+    );
   });
 
   routes.post('/dm/close', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
@@ -150,16 +179,4 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
     await migration.delete(pkgdefname, dmpackageid);
     return sendJson(reply, 200, { pkgdefname: pkgdefname.toUpperCase(), dmpackageid, deleted: true });
   });
-
-  routes.post('/dm/reset', { schema: { body: DefinitionBody }, config: admin }, async (request, reply) => {
-    return sendJson(reply, 200, await migration.reset(request.body.pkgdefname));
-  });
-
-  routes.post(
-    '/dm/toggleactive',
-    { schema: { body: DefinitionBody }, config: admin },
-    async (request, reply) => {
-      return sendJson(reply, 200, await migration.toggleActive(request.body.pkgdefname));
-    },
-  );
 }

@@ -28,6 +28,14 @@ export type PackageBody = Static<typeof PackageBody>;
 export const DeployBody = Type.Object({ pkgdefname, dmpackageid, force: Type.Optional(Type.Boolean()) });
 export type DeployBody = Static<typeof DeployBody>;
 
+/** preview: the package; `backout` previews the back-out of a deployed package instead (docs/migration.md). */
+export const PreviewBody = Type.Object({ pkgdefname, dmpackageid, backout: Type.Optional(Type.Boolean()) });
+export type PreviewBody = Static<typeof PreviewBody>;
+
+/** backout: the deployed package, and `force` to restore records changed since the deploy (docs/migration.md). */
+export const BackoutBody = Type.Object({ pkgdefname, dmpackageid, force: Type.Optional(Type.Boolean()) });
+export type BackoutBody = Static<typeof BackoutBody>;
+
 /** reset, toggleactive: the definition. */
 export const DefinitionBody = Type.Object({ pkgdefname });
 export type DefinitionBody = Static<typeof DefinitionBody>;

@@ -6,8 +6,8 @@ import { methodOverride, propertiesOfWrite } from './bodies.js';
 import { readCollectionParams } from './collection-params.js';
 import { PREFIXES } from './response.js';
 import { isLean, type OslcRoutesOptions } from './route-options.js';
-import { sendWritten } from './routes.js';
-import type { StatusChange } from './service.js';
+import { sendWritten } from './resource-reply.js';
+import type { StatusChange } from './resource-writes.js';
 import { sendJson } from '../http/reply.js';
 import { toJson, toStored } from './values.js';
 

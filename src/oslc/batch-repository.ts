@@ -33,8 +33,8 @@ export function knowsColumns(limits: ColumnLimits, object: ObjectMeta, row: Row)
   return true;
 }
 
-/** `$n::type[]` of one column's values (its type checked by `bindsAsArrays`). */
-function columnArray(
+/** `$n::type[]` of one column's values (its type checked by `bindsAsArrays`); also the batch deletion's arrays. */
+export function columnArray(
   limits: ColumnLimits,
   object: ObjectMeta,
   column: string,
@@ -53,17 +53,28 @@ export async function findKeyed(
   limits: ColumnLimits,
   keyTuples: readonly StoredValue[][],
 ): Promise<Row[]> {
-  const keys = sql.join(object.keys.map((key) => sql.ref(key)));
-  const arrays = object.keys.map((key, index) =>
+  return findMatching(db, object, limits, object.keys, keyTuples);
+}
+
+/** The stored rows whose `columns` hold one of `tuples` (no null parts): keys, or a child collection's join. */
+export async function findMatching(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  columns: readonly string[],
+  tuples: readonly StoredValue[][],
+): Promise<Row[]> {
+  const names = sql.join(columns.map((column) => sql.ref(column)));
+  const arrays = columns.map((column, index) =>
     columnArray(
       limits,
       object,
-      key,
-      keyTuples.map((tuple) => tuple[index] ?? null),
+      column,
+      tuples.map((tuple) => tuple[index] ?? null),
     ),
   );
   const result = await sql<Row>`select * from ${sql.table(object.table)}
-    where (${keys}) in (select * from unnest(${sql.join(arrays)}))`.execute(db);
+    where (${names}) in (select * from unnest(${sql.join(arrays)}))`.execute(db);
   return result.rows;
 }
 
@@ -139,4 +150,38 @@ export async function plannedRows(db: Db, table: string): Promise<number> {
 /** Fresh statistics of a table, inside the writing transaction (its own rows are counted). */
 export async function analyzeTable(db: Db, table: string): Promise<void> {
   await sql`analyze ${sql.table(table)}`.execute(db);
+}
+
+/**
+ * Updates rows of the object's table by unique id, every row setting the same `columns`, in one statement
+ * (`update ... from unnest(...)`), and answers them as stored (the trigger renews each `rowstamp`).
+ */
+export async function updateRows(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  columns: readonly string[],
+  rows: ReadonlyArray<{ uniqueId: number; values: Row }>,
+): Promise<Row[]> {
+  const table = sql.table(object.table);
+  const uniqueIds = columnArray(
+    limits,
+    object,
+    object.uniqueId,
+    rows.map((row) => row.uniqueId),
+  );
+  const arrays = columns.map((column) =>
+    columnArray(
+      limits,
+      object,
+      column,
+      rows.map((row) => row.values[column] ?? null),
+    ),
+  );
+  const names = sql.join(columns.map((column, index) => sql`${sql.ref(column)} = v.${sql.ref(`c${index}`)}`));
+  const aliases = sql.join(['u', ...columns.map((_, index) => `c${index}`)].map((alias) => sql.ref(alias)));
+  const result = await sql<Row>`update ${table} set ${names}
+    from unnest(${sql.join([uniqueIds, ...arrays])}) as v(${aliases})
+    where ${table}.${sql.ref(object.uniqueId)} = v.u returning ${table}.*`.execute(db);
+  return result.rows;
 }

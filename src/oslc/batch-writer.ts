@@ -12,13 +12,14 @@ import {
   insertRows,
   plannedRows,
 } from './batch-repository.js';
+import { childrenUnchanged, storedChildren, type StoredChildren } from './batch-unchanged.js';
+import { writeUpdates, type PendingUpdate } from './batch-updates.js';
+import { BatchDelete } from './batch-delete.js';
 import type { ColumnLimits } from './column-limits.js';
 import { exists, findByKeys, findSiteOrganization, type Row } from './repository.js';
-import type { ResourceWriter } from './service.js';
 import { stampWrite, statusHistoryRow } from './stamps.js';
 import {
   applyDefaults,
-  attributeName,
   convertInput,
   sameValue as sameAsStored,
   validateRecord,
@@ -34,6 +35,22 @@ import type { ObserverEntry, RecordWrite, WriteRules } from './write-extensions.
  * with multi-row inserts. What the batch does not cover goes through the same transaction's per-record writer.
  */
 
+/**
+ * The per-record writes of the transaction a batch belongs to, for what the batch does not cover: the write unit
+ * (src/oslc/write-unit.ts) provides them, and depends on this module, never the other way round.
+ */
+export interface RecordWriter {
+  insert(node: StructureNode, body: Record<string, unknown>, inherited: Row): Promise<Row>;
+  update(
+    node: StructureNode,
+    uniqueId: number,
+    body: Record<string, unknown>,
+    merge: boolean,
+    checkRowstamp: boolean,
+  ): Promise<void>;
+  remove(node: StructureNode, uniqueId: number): Promise<void>;
+}
+
 /** What a batch shares with the write unit it belongs to: the transaction and everything a write consults. */
 export interface BatchUnit {
   db: Kysely<DynamicDatabase>;
@@ -47,7 +64,7 @@ export interface BatchUnit {
   /** Names of the objects written, for the change bus when the transaction commits. */
   written: Set<string>;
   /** The per-record path of the same transaction. */
-  writer: ResourceWriter;
+  writer: RecordWriter;
   /** The entries of a child collection in a body (as the per-record path reads them). */
   childEntries(body: Record<string, unknown>, name: string): Array<Record<string, unknown>>;
   /** The values a child inherits from its parent row. */
@@ -85,6 +102,8 @@ interface PendingInsert {
 
 export class BatchWriter {
   private pending: PendingInsert[] = [];
+  /** Changes of stored records checked and waiting for their multi-row update. */
+  private updates: PendingUpdate[] = [];
   /** Records whose insert has been sent and not yet answered, and the chain of those inserts. */
   private readonly writing = new Set<PendingInsert>();
   private written: Promise<void> = Promise.resolve();
@@ -100,9 +119,24 @@ export class BatchWriter {
   private readonly growth = new Map<string, { planned: number; added: number }>();
   /** Errors already attributed to their record, passed on as they are. */
   private readonly attributed = new WeakSet<MaximoError>();
+  /** Set by `trial`: a refused record is reported and the batch goes on; each record's stored row is shown. */
+  private trialOf: ((index: number, stored: Row | undefined) => void) | undefined;
+  /** Deletions waiting to be removed together (batch-delete.ts), flushed before any other record. */
+  private readonly deletes: BatchDelete;
 
   constructor(private readonly unit: BatchUnit) {
     this.memo = new ReferenceMemo(unit.db, () => [...this.pending, ...this.writing]);
+    this.deletes = new BatchDelete(unit);
+  }
+
+  /**
+   * Makes this a trial batch (a preview's, in a transaction its caller rolls back): a record refused for its data is
+   * reported through the `refused` of `sync` and the batch goes on with the next (a failure of the database still
+   * stops it); `stored` hears each record's stored row (or none) before it is written.
+   */
+  trial(stored: (index: number, row: Row | undefined) => void): this {
+    this.trialOf = stored;
+    return this;
   }
 
   /**
@@ -119,6 +153,14 @@ export class BatchWriter {
   ): Promise<BatchOutcome[]> {
     const object = node.object;
     const stored = this.covers(object) ? await this.existingRows(object, records) : new Map<string, Row>();
+    const children = await storedChildren(
+      this.unit,
+      node,
+      records.flatMap((record) => {
+        const row = record.delete ? undefined : stored.get(keyText(record.keys));
+        return row ? [{ body: record.body, row }] : [];
+      }),
+    );
     const seen = new Set<string>();
     const outcomes: BatchOutcome[] = [];
     for (const [index, record] of records.entries()) {
@@ -126,12 +168,15 @@ export class BatchWriter {
       await giveTurnWhenDue();
       const refuse = (error: MaximoError) => this.attribute(refused(index, error));
       try {
-        outcomes.push(await this.syncOne(node, record, stored, seen, merge, refuse));
+        const found = { stored, children, seen, index };
+        outcomes.push(await this.syncOne(node, record, found, merge, refuse));
       } catch (error) {
         // An insert still under way must end before the caller rolls back: its queries belong to the transaction.
         await this.written.catch(() => undefined);
-        if (error instanceof MaximoError && !this.attributed.has(error)) throw refuse(error);
-        throw error;
+        if (!(error instanceof MaximoError)) throw error;
+        const refusal = this.attributed.has(error) ? error : refuse(error);
+        if (!this.trialOf || this.failure) throw refusal;
+        outcomes.push('unchanged');
       }
     }
     await this.settle();
@@ -146,13 +191,13 @@ export class BatchWriter {
   private async syncOne(
     node: StructureNode,
     record: BatchRecord,
-    stored: ReadonlyMap<string, Row>,
-    seen: Set<string>,
+    found: { stored: ReadonlyMap<string, Row>; children: StoredChildren; seen: Set<string>; index: number },
     merge: boolean,
     refuse: PendingInsert['refuse'],
   ): Promise<BatchOutcome> {
     if (this.failure) await this.settle();
     const object = node.object;
+    const { stored, children, seen } = found;
     const key = keyText(record.keys);
     let row = stored.get(key);
     // A key sent twice in a batch, or with a null part, is read again now: the earlier record may have added it.
@@ -162,16 +207,24 @@ export class BatchWriter {
       row = await findByKeys(this.unit.db, object, record.keys);
     }
     seen.add(key);
+    this.trialOf?.(found.index, row);
     const uniqueId = row === undefined ? undefined : Number(row[object.uniqueId]);
     if (record.delete) {
       if (uniqueId === undefined) return 'deleted';
-      await this.settle();
-      await this.unit.writer.remove(node, uniqueId);
+      this.send();
+      await this.written;
+      await this.deletes.queue(node, row!, refuse);
       this.memo.clear();
       return 'deleted';
     }
+    await this.deletes.flush();
     if (uniqueId !== undefined) {
-      if (!readAgain && this.equalsStored(node, record.body, row!, merge)) return 'unchanged';
+      const storedChildren = children.get(uniqueId);
+      if (!readAgain && this.equalsStored(node, record.body, row!, merge, storedChildren)) return 'unchanged';
+      if (!readAgain && this.updatable(node, record.body, row!, merge, storedChildren)) {
+        await this.queueUpdate(node, record.body, row!, merge, refuse);
+        return 'changed';
+      }
       await this.settle();
       await this.unit.writer.update(node, uniqueId, record.body, merge, false);
       return 'changed';
@@ -192,26 +245,20 @@ export class BatchWriter {
   }
 
   /**
-   * Whether writing the record would change nothing: every attribute it sends equals the stored row's, and it sends
-   * no child that would be written (merged children are written when sent; a replaced collection also when sent
-   * empty). Objects with write rules, and records the per-record path would refuse, are left to that path.
+   * Whether writing the record would change nothing: every attribute it sends equals the stored row's, and so does
+   * every child it sends (src/oslc/batch-unchanged.ts). Objects with write rules, and records the per-record path
+   * would refuse, are left to that path.
    */
   private equalsStored(
     node: StructureNode,
     body: Record<string, unknown>,
     row: Row,
     merge: boolean,
+    children: ReadonlyMap<string, Row[]> | undefined,
   ): boolean {
     const object = node.object;
     if (this.unit.writeRules.has(object.name)) return false;
-    for (const child of node.children) {
-      const entries = this.unit.childEntries(body, child.name);
-      if (
-        entries.length > 0 ||
-        (!merge && Object.keys(body).some((name) => attributeName(name) === child.name))
-      )
-        return false;
-    }
+    if (!childrenUnchanged(this.unit, node, body, row, children, merge)) return false;
     let values: Row;
     try {
       values = convertInput(object, body, row, childNames(node));
@@ -220,6 +267,50 @@ export class BatchWriter {
     }
     for (const name in values) if (!sameAsStored(row[name] ?? null, values[name] ?? null)) return false;
     return true;
+  }
+
+  /**
+   * Whether a change of a stored record goes with the batch's multi-row updates: an object the batch covers, without
+   * write rules, whose sent children need no write (src/oslc/batch-unchanged.ts), every column known.
+   */
+  private updatable(
+    node: StructureNode,
+    body: Record<string, unknown>,
+    row: Row,
+    merge: boolean,
+    children: ReadonlyMap<string, Row[]> | undefined,
+  ): boolean {
+    const object = node.object;
+    if (this.unit.writeRules.has(object.name) || !this.covers(object)) return false;
+    return childrenUnchanged(this.unit, node, body, row, children, merge);
+  }
+
+  /** A change checked as the per-record update checks it, stamped, and queued for the next multi-row update. */
+  private async queueUpdate(
+    node: StructureNode,
+    body: Record<string, unknown>,
+    before: Row,
+    merge: boolean,
+    refuse: PendingInsert['refuse'],
+  ): Promise<void> {
+    const object = node.object;
+    const values = convertInput(object, body, before, childNames(node));
+    const { db, metadata, domains, limits } = this.unit;
+    await validateRecord(
+      { db, metadata, domains, limits, lookups: this.memo },
+      object,
+      values,
+      { ...before, ...values },
+      false,
+    );
+    stampWrite(object, values, before, { now: this.unit.now, userid: this.unit.user.userid });
+    if (!knowsColumns(limits, object, values)) {
+      await this.settle();
+      await this.unit.writer.update(node, Number(before[object.uniqueId]), body, merge, false);
+      return;
+    }
+    this.updates.push({ node, body, values, before, refuse });
+    if (this.updates.length >= PENDING_ROWS) this.send();
   }
 
   /** Write rules may read what the writes before them wrote, and autokeys are numbered one by one: per record. */
@@ -263,11 +354,19 @@ export class BatchWriter {
    * them). A failure surfaces at the next `settle`.
    */
   private send(): void {
-    if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
-    for (const entry of batch) this.writing.add(entry);
-    this.written = this.written.then(() => this.write(batch));
+    if (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      for (const entry of batch) this.writing.add(entry);
+      this.written = this.written.then(() => this.write(batch));
+    }
+    if (this.updates.length > 0) {
+      const updates = this.updates;
+      this.updates = [];
+      this.written = this.written.then(() =>
+        writeUpdates(this.unit, updates, this.attributed, !!this.trialOf),
+      );
+    }
     this.written.catch((error: unknown) => (this.failure ??= { error }));
   }
 
@@ -275,6 +374,7 @@ export class BatchWriter {
   private async settle(): Promise<void> {
     this.send();
     await this.written;
+    await this.deletes.flush();
   }
 
   /**
@@ -320,8 +420,10 @@ export class BatchWriter {
             await this.unit.writer.insert(child, childBody, inherited);
         }
       } catch (error) {
-        if (error instanceof MaximoError && !this.attributed.has(error)) throw entry.refuse(error);
-        throw error;
+        if (!(error instanceof MaximoError)) throw error;
+        const refusal = this.attributed.has(error) ? error : entry.refuse(error);
+        // A trial goes on: the refusal was reported, and the transaction is rolled back anyway.
+        if (!this.trialOf) throw refusal;
       }
     }
   }

@@ -11,8 +11,9 @@ import { parsed, readCollectionParams } from './collection-params.js';
 import { parseSelect, type SelectClause } from './query/index.js';
 import { restIdOf } from './response.js';
 import type { OslcRoutesOptions } from './route-options.js';
-import { resourceBody, sendWritten } from './routes.js';
-import { translateDatabaseError, type ResourceWriter } from './service.js';
+import { resourceBody, sendWritten } from './resource-reply.js';
+import { translateDatabaseError } from './database-errors.js';
+import type { ResourceWriter } from './write-unit.js';
 import { inSavepoint } from './transaction-repository.js';
 import { writeOptionsOf } from './write-options.js';
 

@@ -20,9 +20,10 @@ import type { SelectClause } from './query/index.js';
 import { childMemberJson, resourceJson } from './response.js';
 import { sendCollection } from './collection-reply.js';
 import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
-import { fullSelect } from './routes.js';
+import { fullSelect } from './resource-reply.js';
 import { ChildParams, QueryStringSchema, WriteHeaders } from './schemas.js';
-import { checkIfMatch, etagOf, type ResourceWriter } from './service.js';
+import { checkIfMatch, etagOf } from './etags.js';
+import type { ResourceWriter } from './write-unit.js';
 import { writeOptionsOf } from './write-options.js';
 
 /** Every attribute of the members of a child collection read without `oslc.select` (docs/compatibility.md). */
@@ -47,7 +48,6 @@ interface ChildAddress {
  */
 export async function childRoutes(app: FastifyInstance, options: OslcRoutesOptions): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { resources } = options;
 
   routes.get(
     '/os/:os/:id/*',
@@ -55,32 +55,7 @@ export async function childRoutes(app: FastifyInstance, options: OslcRoutesOptio
       schema: { params: ChildParams, querystring: QueryStringSchema },
       config: { access: { kind: 'objectStructure', right: 'read' } },
     },
-    async (request, reply) => {
-      const address = childAddress(request, options);
-      const uniqueId = await resources.resolveId(address.structure, address.id);
-      const target = await resources.resolveChild(address.structure, address.id, uniqueId, address.steps);
-      const child = childStructure(address.structure, target.node, address.path);
-      if (target.member) {
-        const memberId = Number(target.member[target.node.object.uniqueId]);
-        return sendChildMember(request, reply, options, address, target, memberId, 200);
-      }
-      const parentObject = target.parentNode.object.name;
-      const uniqueIdName = target.node.object.uniqueId;
-      return sendCollection(request, reply, options, child, {
-        extraFilters: [childScope(target.node, target.parent)],
-        href: address.href,
-        collectionHref: address.href,
-        structureName: address.structure.name,
-        defaultSelect: ALL_ATTRIBUTES,
-        member: (record, shaping, index) =>
-          childMemberJson(
-            record,
-            shaping,
-            parentObject,
-            `${address.href}/${index}-${String(record.values[uniqueIdName])}`,
-          ),
-      });
-    },
+    async (request, reply) => sendChildAddress(request, reply, options),
   );
 
   routes.post(
@@ -128,6 +103,39 @@ export async function childRoutes(app: FastifyInstance, options: OslcRoutesOptio
       return removeChild(request, reply, options, address);
     },
   );
+}
+
+/** A GET at a child address: the child member it names, or a page of the child collection. */
+async function sendChildAddress(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: OslcRoutesOptions,
+): Promise<FastifyReply> {
+  const { resources } = options;
+  const address = childAddress(request, options);
+  const uniqueId = await resources.resolveId(address.structure, address.id);
+  const target = await resources.resolveChild(address.structure, address.id, uniqueId, address.steps);
+  const child = childStructure(address.structure, target.node, address.path);
+  if (target.member) {
+    const memberId = Number(target.member[target.node.object.uniqueId]);
+    return sendChildMember(request, reply, options, address, target, memberId, 200);
+  }
+  const parentObject = target.parentNode.object.name;
+  const uniqueIdName = target.node.object.uniqueId;
+  return sendCollection(request, reply, options, child, {
+    extraFilters: [childScope(target.node, target.parent)],
+    href: address.href,
+    collectionHref: address.href,
+    structureName: address.structure.name,
+    defaultSelect: ALL_ATTRIBUTES,
+    member: (record, shaping, index) =>
+      childMemberJson(
+        record,
+        shaping,
+        parentObject,
+        `${address.href}/${index}-${String(record.values[uniqueIdName])}`,
+      ),
+  });
 }
 
 function childAddress(request: FastifyRequest, options: OslcRoutesOptions): ChildAddress {

@@ -7,10 +7,17 @@ import { BoundedCache } from '../util/bounded-cache.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
 import { groupsJson } from './group-by.js';
 import { selectedSchema } from './json-schema.js';
-import { type Filter, type MemberRecord, pageSizeExceeded, type SelectClause } from './query/index.js';
+import {
+  type Filter,
+  type MemberRecord,
+  type PageWindow,
+  pageSizeExceeded,
+  type QueryPlan,
+  type SelectClause,
+} from './query/index.js';
 import { collectionJson, memberJson, type ResponseOptions } from './response.js';
 import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
-import type { PageOfMembers } from './service.js';
+import type { PageOfMembers } from './resource-reader.js';
 import { toJson } from './values.js';
 
 /*
@@ -85,6 +92,45 @@ function pageHref(base: string, texts: QueryTexts, pageNumber: number, stableId?
   return `${base}?${texts.pageRest === '' ? first : `${first}&${texts.pageRest}`}`;
 }
 
+/** What a page of a collection is read with. */
+interface PageRead {
+  plan: QueryPlan;
+  params: CollectionParams;
+  structureName: string;
+  window: PageWindow;
+  extraFilters: readonly Filter[];
+}
+
+/** A page of members, from the request's stable page set (started now if asked for) or read as planned. */
+async function readPage(
+  request: FastifyRequest,
+  options: OslcRoutesOptions,
+  read: PageRead,
+): Promise<{ page: PageOfMembers; stableId?: string }> {
+  const { resources } = options;
+  const { plan, params, window, extraFilters } = read;
+  const withCount = params.collectionCount || options.collectionCount?.() === true;
+  if (params.stableId === undefined && !params.stablePaging) {
+    return {
+      page: await resources.page({ plan, window, extraFilters, withCount, reader: request.user }),
+    };
+  }
+  // Later pages read the set fixed by the first request; the where clause and order of this one no longer count.
+  const owner = { objectStructure: read.structureName, userid: request.user?.userid ?? '' };
+  const idleSeconds = options.idleExpiry();
+  const stableId =
+    params.stableId ?? (await resources.createStableSet(plan, owner, idleSeconds, extraFilters));
+  const { totalCount, ...stablePage } = await resources.stablePage({
+    plan,
+    stableId,
+    owner,
+    window,
+    idleSeconds,
+    reader: request.user,
+  });
+  return { page: withCount ? { ...stablePage, totalCount } : stablePage, stableId };
+}
+
 /** A collection GET: count, distinct values, or one page of members (docs/compatibility.md, "Paging and order"). */
 export async function sendCollection(
   request: FastifyRequest,
@@ -123,32 +169,13 @@ export async function sendCollection(
   const pageSize = params.pageSize ?? limit;
   if (pageSize > limit) throw pageSizeExceeded(pageSize, limit);
   const window = { limit: pageSize, offset: (params.pageNumber - 1) * pageSize };
-  const withCount = params.collectionCount || options.collectionCount?.() === true;
-  let page: PageOfMembers;
-  let stableId: string | undefined;
-  if (params.stableId !== undefined || params.stablePaging) {
-    // Later pages read the set fixed by the first request; the where clause and order of this one no longer count.
-    const owner = { objectStructure: structureName, userid: request.user?.userid ?? '' };
-    const idleSeconds = options.idleExpiry();
-    stableId = params.stableId ?? (await resources.createStableSet(plan, owner, idleSeconds, extraFilters));
-    const { totalCount, ...stablePage } = await resources.stablePage({
-      plan,
-      stableId,
-      owner,
-      window,
-      idleSeconds,
-      reader: request.user,
-    });
-    page = withCount ? { ...stablePage, totalCount } : stablePage;
-  } else {
-    page = await resources.page({
-      plan,
-      window,
-      extraFilters,
-      withCount,
-      reader: request.user,
-    });
-  }
+  const { page, stableId } = await readPage(request, options, {
+    plan,
+    params,
+    structureName,
+    window,
+    extraFilters,
+  });
   const shaping = { ...responseOptions, domains: page.domains };
   const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
   const render = scope.member;

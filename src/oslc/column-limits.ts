@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { loadColumnCatalog, type ColumnCatalogRow } from '../db/catalog.js';
+import type { DynamicDatabase } from '../db/schema.js';
 import { errors } from '../errors.js';
 import type { ObjectMeta } from '../metadata/registry.js';
 import type { Row } from './repository.js';
@@ -77,4 +78,33 @@ export function numberRange(column: ColumnCatalogRow): readonly [number, number]
     return [-largest, largest];
   }
   return undefined;
+}
+
+/**
+ * The columns' limits, read from the catalog on first use and again after the metadata changed: the schema
+ * changes while running only when database configuration is applied (docs/dbconfig.md), which raises the version.
+ */
+export class CurrentColumnLimits {
+  private limits: Promise<ColumnLimits> | undefined;
+  private limitsVersion = -1;
+
+  constructor(
+    private readonly db: Kysely<DynamicDatabase>,
+    private readonly metadata: { readonly version: number },
+  ) {}
+
+  current(): Promise<ColumnLimits> {
+    if (this.limitsVersion !== this.metadata.version) {
+      this.limits = undefined;
+      this.limitsVersion = this.metadata.version;
+    }
+    if (!this.limits) {
+      const loading = ColumnLimits.load(this.db);
+      this.limits = loading;
+      loading.catch(() => {
+        if (this.limits === loading) this.limits = undefined;
+      });
+    }
+    return this.limits;
+  }
 }

@@ -197,6 +197,19 @@ const cases: readonly CrudCase[] = [
     updated: ['description', 'Crud test number, revised'],
   },
   {
+    structure: 'MXAPIORGANIZATION',
+    table: 'organization',
+    uniqueId: 'organizationid',
+    key: (suffix) => ['orgid', `CRUDO${suffix}`],
+    body: (_facts, suffix) => ({
+      orgid: `CRUDO${suffix}`,
+      description: 'Crud test org',
+      itemsetid: 'CRUDSET',
+    }),
+    update: { description: 'Crud test org, renamed' },
+    updated: ['description', 'Crud test org, renamed'],
+  },
+  {
     structure: 'MXAPISITE',
     table: 'site',
     uniqueId: 'siteuid',

@@ -1,19 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { hasRight } from '../auth/hook.js';
 import type { Right } from '../auth/types.js';
 import { errors } from '../errors.js';
-import { linksFor, resourceHref } from '../http/links.js';
+import { linksFor } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
 import { sendJson } from '../http/reply.js';
-import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
-import { readCollectionParams, type CollectionParams } from './collection-params.js';
-import { apiMetaJson, type MemberRecord, type SelectClause, type SelectItem } from './query/index.js';
+import { readCollectionParams } from './collection-params.js';
+import { apiMetaJson } from './query/index.js';
 import { actionOf, collectionAction, memberAction } from './actions.js';
 import { schemaRoutes } from './schema-routes.js';
-import { memberJson, resourceJson, restIdOfValues } from './response.js';
-import type { Row } from './repository.js';
 import {
   CollectionBody,
   QueryStringSchema,
@@ -24,15 +21,23 @@ import {
 import { sendBulk, sendSync } from './bulk.js';
 import { childRoutes } from './child-routes.js';
 import { sendCollection } from './collection-reply.js';
-import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
-import { etagOf } from './service.js';
+import type { OslcRoutesOptions } from './route-options.js';
+import { sendResource, sendWritten } from './resource-reply.js';
 import { writeOptionsOf } from './write-options.js';
 
 /** Object-structure resources: collections, members, and their writes (docs/compatibility.md). */
 export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOptions): Promise<void> {
-  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { resources } = options;
   registerWriteBodyParsers(app);
+  readRoutes(app, options);
+  createRoute(app, options);
+  memberWriteRoutes(app, options);
+  await childRoutes(app, options);
+  schemaRoutes(app, options);
+}
+
+/** Collections (and collection actions), API metadata, and members, as GET reads them. */
+function readRoutes(app: FastifyInstance, options: OslcRoutesOptions): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
 
   routes.get(
     '/os/:os',
@@ -80,10 +85,16 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       const action = actionOf(request);
       if (action !== undefined) throw errors.unknownAction(action, structure.name);
       const params = readCollectionParams(request.query);
-      const uniqueId = await resources.resolveId(structure, request.params.id);
-      return sendResource(request, reply, options, { structure, uniqueId, params }, 200);
+      // One statement: the member is selected by its address in the read itself (ResourceService.readAt).
+      return sendResource(request, reply, options, { structure, id: request.params.id, params }, 200);
     },
   );
+}
+
+/** POST on a collection: a create, BULK or SYNC (`x-method-override`), or a collection action. */
+function createRoute(app: FastifyInstance, options: OslcRoutesOptions): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { resources } = options;
 
   routes.post(
     '/os/:os',
@@ -115,6 +126,12 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       return sendWritten(request, reply, options, { ...created, structure, params, wanted: select }, 201);
     },
   );
+}
+
+/** Updates (POST with `x-method-override: PATCH` or `MERGE`), deletes and member actions. */
+function memberWriteRoutes(app: FastifyInstance, options: OslcRoutesOptions): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { resources } = options;
 
   routes.post(
     '/os/:os/:id',
@@ -177,9 +194,6 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
       return reply.code(204).send();
     },
   );
-
-  await childRoutes(app, options);
-  schemaRoutes(app, options);
 }
 
 const isDeleteAction = (body: Record<string, unknown>): boolean =>
@@ -205,97 +219,5 @@ function overrideRight(request: FastifyRequest): Right {
   if (override === 'DELETE') return 'delete';
   throw errors.methodNotAllowed(
     override === '' ? 'POST on a member without x-method-override' : `x-method-override ${override}`,
-  );
-}
-
-/** Everything of a resource when the client names nothing: all attributes and every child collection. */
-export function fullSelect(node: StructureNode): SelectItem[] {
-  const position = { line: 1, column: 1 };
-  return [
-    { kind: 'all', position },
-    ...node.children.map((child): SelectItem => ({
-      kind: 'child',
-      name: child.name,
-      items: fullSelect(child),
-      position,
-    })),
-  ];
-}
-
-/** A resource as a GET answers it (all of it, or `oslc.select`, or `select` when given), with its ETag. */
-export async function sendResource(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  options: OslcRoutesOptions,
-  resource: { structure: ObjectStructure; uniqueId: number; params: CollectionParams; select?: SelectClause },
-  status: number,
-): Promise<FastifyReply> {
-  const { json, member } = await resourceBody(request, options, resource);
-  reply.header('etag', etagOf(member.values.rowstamp));
-  return sendJson(reply, status, json);
-}
-
-/** A resource as a GET answers it (all of it, or `oslc.select`, or `select` when given), with its record. */
-export async function resourceBody(
-  request: FastifyRequest,
-  options: OslcRoutesOptions,
-  resource: { structure: ObjectStructure; uniqueId: number; params: CollectionParams; select?: SelectClause },
-): Promise<{ json: Record<string, unknown>; member: MemberRecord }> {
-  const { structure, params } = resource;
-  const { member, domains } = await options.resources.readResource(structure, resource.uniqueId, {
-    query: params.query,
-    select: resource.select ?? params.query.select ?? { items: fullSelect(structure.root) },
-    reader: request.user,
-  });
-  const shaping = { ...responseOptionsFor(request, options, params), domains };
-  return { json: resourceJson(memberJson(member, shaping), shaping), member };
-}
-
-/** After a create or update: `Location`, and the resource itself when a `properties` header asks for it. */
-export async function sendWritten(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  options: OslcRoutesOptions,
-  written: {
-    structure: ObjectStructure;
-    uniqueId: number;
-    params: CollectionParams;
-    /** The `properties` header, parsed before the write (see propertiesOfWrite). */
-    wanted: SelectClause | undefined;
-    /** The record's row as the write left it, when the write has it (a create); else it is read. */
-    row?: Readonly<Row>;
-  },
-  status: 201 | 204,
-): Promise<FastifyReply> {
-  const { structure, uniqueId, params, wanted } = written;
-  const links = linksFor(request, options.contextRoot, options.root, false);
-  const values =
-    written.row ??
-    (
-      await options.resources.readOne({
-        structure,
-        query: {},
-        select: { items: [] },
-        filters: [options.resources.byUniqueId(structure, uniqueId)],
-      })
-    )?.member.values;
-  if (values) {
-    reply.header(
-      'location',
-      resourceHref(
-        links,
-        (request.params as { os: string }).os.toLowerCase(),
-        restIdOfValues(structure.root.object, values),
-      ),
-    );
-    reply.header('etag', etagOf(values.rowstamp));
-  }
-  if (wanted === undefined) return status === 201 ? reply.code(201).send() : reply.code(204).send();
-  return sendResource(
-    request,
-    reply,
-    options,
-    { structure, uniqueId, params, select: wanted },
-    status === 201 ? 201 : 200,
   );
 }

@@ -63,3 +63,11 @@ export interface WriteRules {
  * reader is null when the read is not on behalf of a user, and then sees what an unprivileged reader sees.
  */
 export type ReadTransform = (stored: StoredValue, reader: UserProfile | null) => StoredValue;
+
+/** What the modules of a service graph registered for writes (see ResourceService), as every write consults it. */
+export interface RegisteredWriteExtensions {
+  observers: readonly ObserverEntry[];
+  writeRules: ReadonlyMap<string, WriteRules>;
+  /** Objects whose writes are notified on the change bus when they commit (`announceWrites`). */
+  announced: ReadonlySet<string>;
+}

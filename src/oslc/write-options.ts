@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
-import type { WriteOptions } from './service.js';
+import type { WriteOptions } from './resource-writes.js';
 
 /** Longest `transactionid` kept (the column's width). */
 const MAX_TRANSACTION_ID = 256;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { countStatements } from '../../test/helpers/statements.js';
 import { dynamicView } from '../db/schema.js';
 import { encodeRestId } from './rest-id.js';
 import { SiteCache } from './site-cache.js';
@@ -24,7 +25,7 @@ describe('write path', () => {
 
   after(() => t.close());
 
-  const create = (structure: string, payload: Record<string, string>) =>
+  const create = (structure: string, payload: Record<string, unknown>) =>
     t.app.inject({
       method: 'POST',
       url: `/maximo/oslc/os/${structure}?lean=1`,
@@ -79,6 +80,29 @@ describe('write path', () => {
     assert.equal(again.statusCode, 400);
     assert.equal(json(again).Error?.reasonCode, 'BMXAA4129E');
     assert.equal((await historyOf('WP-1')).length, 1);
+  });
+
+  test('a create of an asset is one statement: key check, row, status history and stamps together', async () => {
+    // The first create fills what is kept in memory (credentials, rights, sites, the statement's compiled SQL).
+    assert.equal((await createAsset('WP-COUNT-1', 'BEDFORD')).statusCode, 201);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { result, statements } = await countStatements(() => createAsset('WP-COUNT-2', 'BEDFORD'));
+    assert.equal(result.statusCode, 201, result.body);
+    assert.equal(statements.length, 1, statements.join('\n'));
+    assert.equal((await historyOf('WP-COUNT-2')).length, 1);
+    const withChild = await countStatements(() =>
+      create('mxapiasset', {
+        assetnum: 'WP-COUNT-3',
+        siteid: 'BEDFORD',
+        assetspec: [{ assetattrid: 'A' }],
+      } as never),
+    );
+    assert.equal(withChild.result.statusCode, 201, withChild.result.body);
+    assert.deepEqual(
+      [withChild.statements[0], withChild.statements.at(-1)],
+      ['begin', 'commit'],
+      'a create with child entries is one transaction',
+    );
   });
 
   test('a site created or deleted through the write path is what the next create validates against', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test/helpers/app.js';
-import type { PropertyTables } from './repository.js';
+import type { PropertyTables } from './tables.js';
 import { PropertyService } from './service.js';
 import type { Database } from '../db/schema.js';
 

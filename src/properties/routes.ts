@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Value } from 'typebox/value';
 import type { UserProfile } from '../auth/types.js';
 import { errors } from '../errors.js';
-import { sendJson } from '../http/reply.js';
+import { sendEncodedJson, sendJson } from '../http/reply.js';
+import { PropertyAnswers } from './answers.js';
 import { registerWriteBodyParsers } from '../oslc/bodies.js';
 import { SetPropertyBody, SystemServiceQuery } from './schemas.js';
 import type { PropertyService } from './service.js';
@@ -56,10 +57,8 @@ for (const { spelled, method, admin } of METHODS) {
 export async function propertyRoutes(app: FastifyInstance, options: PropertyRoutesOptions): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const { properties } = options;
-  // A setProperty body without a content type is JSON, as on every other write (docs/compatibility.md,
-  // "Content types").
-  registerWriteBodyParsers(app);
 
+  const answers = new PropertyAnswers();
   routes.get(
     SYSTEM_SERVICE_PATH,
     {
@@ -71,34 +70,42 @@ export async function propertyRoutes(app: FastifyInstance, options: PropertyRout
       const query = request.query;
       const method = methodOf(query, user, 'GET');
       // Values come from this process's registry: answered without a promise. The registry reads query the database.
-      if (method === 'getproperty' || method === 'getproperties') {
-        sendJson(reply, 200, currentValues(method, query, user, properties));
+      if (method === 'getproperty') {
+        sendEncodedJson(reply, answers.of(properties.read(required(query.propName, 'propName'), user)));
+        return;
+      }
+      if (method === 'getproperties') {
+        sendJson(reply, 200, currentValues(query, user, properties));
         return;
       }
       return registryRead(method, query, properties).then((body) => sendJson(reply, 200, body));
     },
   );
 
-  routes.post(
-    SYSTEM_SERVICE_PATH,
-    {
-      schema: { querystring: SystemServiceQuery },
-      config: { access: { kind: 'user' } },
-    },
-    async (request, reply) => {
-      methodOf(request.query, request.user!, 'POST');
-      // The body is checked here, not by the route schema, so that a non-administrator is refused whatever it sent.
-      const body: unknown = request.body;
-      if (!Value.Check(SetPropertyBody, body)) {
-        const first = Value.Errors(SetPropertyBody, body)[0];
-        throw errors.badRequest(
-          `The setProperty body is not valid: ${first ? `${first.instancePath || 'body'} ${first.message}` : 'a JSON object with propName is expected'}.`,
-        );
-      }
-      const result = await properties.set(body, request.user!);
-      return sendJson(reply, 200, result);
-    },
-  );
+  // Only setProperty reads a body: its parsers (and their preParsing hook) stay off the GET route.
+  await app.register(async (writes) => {
+    registerWriteBodyParsers(writes);
+    writes.withTypeProvider<TypeBoxTypeProvider>().post(
+      SYSTEM_SERVICE_PATH,
+      {
+        schema: { querystring: SystemServiceQuery },
+        config: { access: { kind: 'user' } },
+      },
+      async (request, reply) => {
+        methodOf(request.query, request.user!, 'POST');
+        // The body is checked here, not by the route schema, so that a non-administrator is refused whatever it sent.
+        const body: unknown = request.body;
+        if (!Value.Check(SetPropertyBody, body)) {
+          const first = Value.Errors(SetPropertyBody, body)[0];
+          throw errors.badRequest(
+            `The setProperty body is not valid: ${first ? `${first.instancePath || 'body'} ${first.message}` : 'a JSON object with propName is expected'}.`,
+          );
+        }
+        const result = await properties.set(body, request.user!);
+        return sendJson(reply, 200, result);
+      },
+    );
+  });
 }
 
 /** The method `action` names, checked against the HTTP method and the caller. */
@@ -121,15 +128,12 @@ function methodOf(query: SystemServiceQuery, user: UserProfile, httpMethod: Meth
   return method.name;
 }
 
-/** getProperty: `{"return": value}`; getProperties: the values by name. */
+/** getProperties: the values by name. */
 function currentValues(
-  method: 'getproperty' | 'getproperties',
   query: SystemServiceQuery,
   user: UserProfile,
   properties: PropertyService,
 ): Record<string, string> {
-  if (method === 'getproperty')
-    return { return: properties.read(required(query.propName, 'propName'), user) };
   const values: Record<string, string> = {};
   for (const name of nameList(required(query.propNames, 'propNames'), 'propNames'))
     values[name] = properties.read(name, user);

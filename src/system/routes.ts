@@ -36,6 +36,7 @@ function namespacedSystemInfo(facts: SystemFacts, href: string): Record<string, 
     'spi:database': prefixed(facts.database),
     'spi:os': prefixed(facts.os),
     'spi:appVersion': { 'rdfs:member': facts.versionKeys.map((key) => ({ 'spi:versionKey': key })) },
+    'spi:deployment': prefixed(facts.deployment),
   };
 }
 
@@ -45,11 +46,26 @@ function namespacedSystemInfo(facts: SystemFacts, href: string): Record<string, 
  * administrators only (BMXAA9051E to others, which clients take as "no permission").
  */
 export async function systemRoutes(app: FastifyInstance, options: SystemRoutesOptions): Promise<void> {
-  const { system, root } = options;
-  const user = { config: { access: { kind: 'user' as const } } };
   const linksOf = (request: FastifyRequest): Links =>
-    linksFor(request, options.contextRoot, root, readFlag((request.query as Query).relativeuri) === true);
+    linksFor(
+      request,
+      options.contextRoot,
+      options.root,
+      readFlag((request.query as Query).relativeuri) === true,
+    );
+  connectRoutes(app, options, linksOf);
+  memberRoutes(app, options, linksOf);
+}
 
+/** Every route here answers any logged-in user; the monitoring documents check for an administrator themselves. */
+const user = { config: { access: { kind: 'user' as const } } };
+
+/** What a client reads on connect: ping, systeminfo, license, installed products, the apimeta list. */
+function connectRoutes(
+  app: FastifyInstance,
+  { system, root, metadata }: SystemRoutesOptions,
+  linksOf: (request: FastifyRequest) => Links,
+): void {
   const ping = async (_request: FastifyRequest, reply: FastifyReply) =>
     sendJson(reply, 200, { status: 'OK', thisserver: system.serverName, date: new Date().toISOString() });
   app.get('/ping', user, ping);
@@ -67,6 +83,8 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRoutesOp
       database: facts.database,
       os: facts.os,
       appVersion: { member: facts.versionKeys.map((versionKey) => ({ versionKey })) },
+      // This service's own: which deployment answers (docs/migration.md, "Source identity").
+      deployment: facts.deployment,
     });
   });
 
@@ -99,7 +117,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRoutesOp
   app.get('/apimeta', user, async (request, reply) => {
     const links = linksOf(request);
     const profile = request.user!;
-    const member = options.metadata
+    const member = metadata
       .objectStructures()
       .filter((structure) => hasRight(profile, structure.name, 'read'))
       .map((structure) => ({
@@ -110,8 +128,14 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRoutesOp
       }));
     return sendJson(reply, 200, { href: `${links.api}/apimeta`, member });
   });
+}
 
-  // Monitoring: administrators only, refused with the code clients expect.
+/** The monitoring documents of `members`: administrators only, refused with the code clients expect. */
+function memberRoutes(
+  app: FastifyInstance,
+  { system }: SystemRoutesOptions,
+  linksOf: (request: FastifyRequest) => Links,
+): void {
   const monitor = (request: FastifyRequest, element: string): void => {
     if (!request.user?.isAdmin) throw errors.monitoringNotAuthorized(element);
   };

@@ -1,6 +1,7 @@
 import { arch, availableParallelism, cpus, freemem, release, totalmem, type as osType } from 'node:os';
 import type { Storage } from '../db/database.js';
 import { MAXUPG, PACKAGE_LICENSE, PACKAGE_VERSION, PRODUCT_NAME, RELEASE_LEVEL } from './release.js';
+import { deploymentIdentity, type DeploymentIdentity } from './deployment-identity.js';
 import { databaseVersion, type DatabaseVersion } from './repository.js';
 
 /**
@@ -15,6 +16,8 @@ export interface SystemFacts {
   os: { osName: string; osVersion: string; architecture: string; availableProcessors: number };
   /** One entry per installed product (here: one). */
   versionKeys: string[];
+  /** Which deployment answers (docs/migration.md, "Source identity"). */
+  deployment: { id: string; source: string; createdate: string };
 }
 
 export interface Product {
@@ -29,6 +32,7 @@ const MB = 1024 * 1024;
 
 export class SystemService {
   private database: Promise<DatabaseVersion> | undefined;
+  private identity: Promise<DeploymentIdentity> | undefined;
   readonly startedAt = new Date();
 
   constructor(
@@ -44,6 +48,15 @@ export class SystemService {
     return this.database;
   }
 
+  /** Given once to the database and never changed, so read once. */
+  deploymentIdentity(): Promise<DeploymentIdentity> {
+    this.identity ??= deploymentIdentity(this.storage.db).catch((error: unknown) => {
+      this.identity = undefined;
+      throw error;
+    });
+    return this.identity;
+  }
+
   products(): Product[] {
     return [
       {
@@ -57,7 +70,7 @@ export class SystemService {
   }
 
   async facts(): Promise<SystemFacts> {
-    const database = await this.databaseVersion();
+    const [database, identity] = await Promise.all([this.databaseVersion(), this.deploymentIdentity()]);
     const productName = this.storage.kind === 'pglite' ? 'PGlite (PostgreSQL)' : 'PostgreSQL';
     return {
       serverName: this.serverName,
@@ -78,6 +91,7 @@ export class SystemService {
         (product) =>
           `${product.name} ${product.version} DB Build V${product.releaseLevel}-${product.version}`,
       ),
+      deployment: { id: identity.id, source: identity.source, createdate: identity.createdate.toISOString() },
     };
   }
 

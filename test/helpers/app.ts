@@ -2,7 +2,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppServices } from '../../src/app.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
-import { ADMIN_PASSWORD, DEMO_PASSWORD, openTestStorage } from './storage.js';
+import { ADMIN_PASSWORD, DEMO_PASSWORD, openTestStorage, type FixtureOptions } from './storage.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -17,8 +17,11 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
 }
 
 /** The app in-process on a fresh database (see openTestStorage), for `inject()` tests. */
-export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
-  const storage = await openTestStorage();
+export async function startTestApp(
+  overrides: Record<string, string> = {},
+  fixtures: FixtureOptions = {},
+): Promise<TestApp> {
+  const storage = await openTestStorage(fixtures);
   const config = testConfig(overrides);
   let built: Awaited<ReturnType<typeof buildApp>>;
   try {

@@ -5,6 +5,8 @@ export interface CapturedIo {
   io: CliIo;
   stdout(): string;
   stderr(): string;
+  /** The questions `confirm` was asked, in order. */
+  questions(): string[];
 }
 
 function collector(isTTY: boolean): CliStream & { text: string } {
@@ -24,15 +26,20 @@ export function captureIo(
 ): CapturedIo {
   const stdout = collector(options.tty === true);
   const stderr = collector(options.tty === true);
+  const questions: string[] = [];
   return {
     io: {
       stdout,
       stderr,
       env,
-      confirm: async () => options.answer === true,
+      confirm: async (question: string) => {
+        questions.push(question);
+        return options.answer === true;
+      },
       onInterrupt: () => () => undefined,
     },
     stdout: () => stdout.text,
     stderr: () => stderr.text,
+    questions: () => [...questions],
   };
 }

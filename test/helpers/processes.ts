@@ -21,9 +21,10 @@ export interface ServerProcess {
 export interface ServerSettings {
   /** EAS_SERVER_NAME, also the name in failure messages. */
   name: string;
-  databaseUrl: string;
-  /** EAS_DB_SCHEMA: one schema per test file, shared by its processes. */
-  schema: string;
+  /** PostgreSQL; without it the server opens PGlite in `EAS_DATA_DIR` (given in `env`). */
+  databaseUrl?: string;
+  /** EAS_DB_SCHEMA: one schema per test file, shared by its processes (PostgreSQL only). */
+  schema?: string;
   adminPassword: string;
   /** More environment (EAS_MASTER_KEY, EAS_LOG_LEVEL, ...). */
   env?: Record<string, string>;
@@ -32,12 +33,13 @@ export interface ServerSettings {
 /** Starts a server on PostgreSQL on a free port; resolves when it listens, rejects when it exits or hangs. */
 export async function startServer(settings: ServerSettings): Promise<ServerProcess> {
   const { name } = settings;
+  const { DATABASE_URL: _url, EAS_DB_SCHEMA: _schema, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
     env: {
-      ...process.env,
-      DATABASE_URL: settings.databaseUrl,
-      EAS_DB_SCHEMA: settings.schema,
+      ...inherited,
+      ...(settings.databaseUrl !== undefined && { DATABASE_URL: settings.databaseUrl }),
+      ...(settings.schema !== undefined && { EAS_DB_SCHEMA: settings.schema }),
       EAS_SERVER_NAME: name,
       EAS_ADMIN_PASSWORD: settings.adminPassword,
       EAS_DEMO: '0',

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 /** The password every test account signs in with at the provider. */
 export const PROVIDER_PASSWORD = 'provider-pw';
@@ -63,64 +63,72 @@ function loginPage(uid: string, failed: boolean): string {
 <button type="submit">Sign in</button></form></body></html>`;
 }
 
-/** Starts the provider on 127.0.0.1 with one confidential client. */
-export async function startProvider(client: ProviderClient): Promise<TestProvider> {
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const privateJwk = { ...(await exportJWK(privateKey)), kid: KEY_ID, alg: 'RS256', use: 'sig' };
+/** What the provider serves besides its own routes: the token hook and the login page. */
+interface ProviderState {
+  /** Set once the server listens: the issuer names its port. */
+  provider?: Provider;
+  answer?: TokenAnswer;
+}
 
-  // Set once the server listens: the issuer names its port.
-  const started: { provider?: Provider } = {};
-  let answer: TokenAnswer | undefined;
-  // The back-channel logout capture: the provider posts here, the test reads what it posted.
-  let captured: string | undefined;
-  const capture: Server = createServer((request, response) => {
+async function handle(
+  state: ProviderState,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const path = (request.url ?? '/').split('?')[0]!;
+  if (path.startsWith('/interaction/'))
+    return interaction(state.provider!, request, response, path.slice('/interaction/'.length));
+  if (path === '/token' && request.method === 'POST' && state.answer) {
+    const body = await state.answer();
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    response.end(JSON.stringify(body));
+    return;
+  }
+  state.provider!.callback()(request, response);
+}
+
+/** The provider's login page: any user name, with the test password. */
+async function interaction(
+  provider: Provider,
+  request: IncomingMessage,
+  response: ServerResponse,
+  uid: string,
+): Promise<void> {
+  const details = await provider.interactionDetails(request, response);
+  if (details.uid !== uid) throw new Error('interaction mismatch');
+  if (request.method === 'GET') {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end(loginPage(uid, false));
+    return;
+  }
+  const form = await readForm(request);
+  const login = form.get('login') ?? '';
+  if (form.get('password') !== PROVIDER_PASSWORD || login === '') {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end(loginPage(uid, true));
+    return;
+  }
+  await provider.interactionFinished(request, response, { login: { accountId: login } });
+}
+
+/** The back-channel logout capture: the provider posts here, the test reads what it posted. */
+async function startLogoutCapture() {
+  const posted: { token?: string | undefined } = {};
+  const server: Server = createServer((request, response) => {
     void readForm(request).then((form) => {
-      captured = form.get('logout_token') ?? undefined;
+      posted.token = form.get('logout_token') ?? undefined;
       response.writeHead(200);
       response.end();
     });
   });
-  await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve));
-  const captureUri = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/backchannel`;
-  const server: Server = createServer((request, response) => {
-    void handle(request, response).catch((error: unknown) => {
-      response.statusCode = 500;
-      response.end(String(error));
-    });
-  });
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = (request.url ?? '/').split('?')[0]!;
-    if (path.startsWith('/interaction/'))
-      return interaction(request, response, path.slice('/interaction/'.length));
-    if (path === '/token' && request.method === 'POST' && answer) {
-      const body = await answer();
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify(body));
-      return;
-    }
-    started.provider!.callback()(request, response);
-  }
-  async function interaction(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
-    const details = await started.provider!.interactionDetails(request, response);
-    if (details.uid !== uid) throw new Error('interaction mismatch');
-    if (request.method === 'GET') {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(loginPage(uid, false));
-      return;
-    }
-    const form = await readForm(request);
-    const login = form.get('login') ?? '';
-    if (form.get('password') !== PROVIDER_PASSWORD || login === '') {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(loginPage(uid, true));
-      return;
-    }
-    await started.provider!.interactionFinished(request, response, { login: { accountId: login } });
-  }
-
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, {
+  const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel`;
+  return { server, uri, posted };
+}
+
+/** The provider's settings: the one client, the signing key, test accounts, consent taken as given. */
+function providerConfiguration(client: ProviderClient, captureUri: string, privateJwk: JWK): Configuration {
+  return {
     clients: [
       {
         client_id: client.clientId,
@@ -180,8 +188,25 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
       IdToken: 600,
       AuthorizationCode: 60,
     },
+  };
+}
+
+/** Starts the provider on 127.0.0.1 with one confidential client. */
+export async function startProvider(client: ProviderClient): Promise<TestProvider> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const privateJwk = { ...(await exportJWK(privateKey)), kid: KEY_ID, alg: 'RS256', use: 'sig' };
+  const capture = await startLogoutCapture();
+  const state: ProviderState = {};
+  const server: Server = createServer((request, response) => {
+    void handle(state, request, response).catch((error: unknown) => {
+      response.statusCode = 500;
+      response.end(String(error));
+    });
   });
-  started.provider = provider;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provider = new Provider(issuer, providerConfiguration(client, capture.uri, privateJwk));
+  state.provider = provider;
   // Test noise: the provider reports refused requests on its event emitter.
   provider.on('server_error', () => undefined);
 
@@ -189,10 +214,10 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
     issuer,
     signingKey: privateKey,
     get answerTokenRequest() {
-      return answer;
+      return state.answer;
     },
     set answerTokenRequest(value: TokenAnswer | undefined) {
-      answer = value;
+      state.answer = value;
     },
     craftIdToken: (claims, options = {}) =>
       new SignJWT({ preferred_username: 'wilson', ...claims })
@@ -204,16 +229,16 @@ export async function startProvider(client: ProviderClient): Promise<TestProvide
         .setExpirationTime(typeof claims.exp === 'number' ? claims.exp : (options.expiresIn ?? '5m'))
         .sign(options.key ?? privateKey),
     logoutToken: async (sub, sid) => {
-      captured = undefined;
+      capture.posted.token = undefined;
       // The provider's own sending of a logout token (its typings omit the method).
       const registered = (await provider.Client.find(client.clientId)) as unknown as {
         backchannelLogout(sub: string, sid: string): Promise<void>;
       };
       await registered.backchannelLogout(sub, sid ?? '');
-      return captured;
+      return capture.posted.token;
     },
     close: async () => {
-      await new Promise<void>((resolve) => capture.close(() => resolve()));
+      await new Promise<void>((resolve) => capture.server.close(() => resolve()));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -15,7 +15,15 @@ interface AdminModeState {
   logoutmin: number | null;
 }
 
+/** Which deployment this is: the `source` its packages name (docs/migration.md, "Source"). */
+interface Deployment {
+  id: string;
+  source: string;
+  createdate: string;
+}
+
 interface Facts {
+  deployment: Deployment;
   servers: ServerProcess[];
   adminMode: AdminModeState;
   counts: Array<[string, number]>;
@@ -24,7 +32,8 @@ interface Facts {
 export const ADMIN_MODE_STATES: Record<number, string> = { 0: 'Off', 1: 'On', 2: 'Turning on' };
 
 async function loadFacts(api: Api): Promise<Facts> {
-  const [servers, adminMode, users, keys, sessions, packages] = await Promise.all([
+  const [system, servers, adminMode, users, keys, sessions, packages] = await Promise.all([
+    api.call<{ deployment: Deployment }>('/oslc/systeminfo?lean=1'),
     api.call<{ member: ServerProcess[] }>('/oslc/servers'),
     api.call<AdminModeState>('/oslc/adminmode/state'),
     api.count('mxapiperuser'),
@@ -33,6 +42,7 @@ async function loadFacts(api: Api): Promise<Facts> {
     api.count('mxapidmpackage'),
   ]);
   return {
+    deployment: system.deployment,
     servers: servers.member,
     adminMode,
     counts: [
@@ -67,6 +77,10 @@ function AdminOverview({ api, version }: { api: Api; version: string }) {
       <ErrorMessage error={error} />
       {data && (
         <>
+          <p>
+            Deployment <code data-deployment={data.deployment.id}>{data.deployment.source}</code>, the source
+            its packages name; identity given {formatDate(data.deployment.createdate)}.
+          </p>
           <dl class="counts">
             {data.counts.map(([name, count]) => (
               <div key={name}>

@@ -13,6 +13,8 @@ interface Definition {
 export interface PackageRecord {
   dmpackageid: number;
   pkgdefname: string;
+  /** The deployment that created the package (docs/migration.md, "Source"). */
+  source?: string;
   package?: string;
   status: string;
   statusdate?: string;
@@ -251,6 +253,7 @@ function PackageTable({
             <tr>
               <th scope="col">Id</th>
               <th scope="col">Definition</th>
+              <th scope="col">Source</th>
               <th scope="col">Status</th>
               <th scope="col">History</th>
               <th scope="col">Actions</th>
@@ -261,6 +264,7 @@ function PackageTable({
               <tr key={record.dmpackageid} data-package={record.dmpackageid}>
                 <td>{record.dmpackageid}</td>
                 <td>{record.pkgdefname}</td>
+                <td>{record.source}</td>
                 <td>
                   {record.status} <small>{formatDate(record.statusdate)}</small>
                 </td>

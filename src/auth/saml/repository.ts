@@ -1,26 +1,5 @@
-import type { ColumnType, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-
-/** Row types of the SAML tables (migration 0014-saml-replay). */
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-
-export interface SamlRequestTable {
-  requestid: string;
-  issued: Timestamp;
-  expires: Timestamp;
-}
-
-export interface SamlAssertionTable {
-  assertionid: string;
-  userid: string;
-  consumed: Timestamp;
-  expires: Timestamp;
-}
-
-export interface SamlTables {
-  samlrequest: SamlRequestTable;
-  samlassertion: SamlAssertionTable;
-}
 
 export type SamlDb = Kysely<Database>;
 

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /** The core data model: organizations, sites, people and users, security, domains, and the asset records. */
 export const core: Migration = {

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The domains every installation needs: the status and type lists the core objects are bound to (see

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Stable paging (`stablepaging=1`): the ordered unique ids of a result are kept in the database, not in one

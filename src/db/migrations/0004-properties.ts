@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * System properties (docs/properties.md): the registry (MAXPROP), the values per server (MAXPROPVALUE, `COMMON` =

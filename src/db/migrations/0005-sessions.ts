@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Login sessions, the login audit and the failed-login counters of client addresses (docs/security.md, "Failed

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Collection pages order by the requested attributes and then by the unique id (so that pages never overlap).

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * API keys (docs/apikeys.md): one row per user. `apikey` holds the key value sealed with AES-256-GCM (never the value

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Key hygiene and lockout. `maxuser.blockeduntil`: the end of a user's temporary block after failed logins

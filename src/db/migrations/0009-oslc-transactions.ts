@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Ids of requests sent with a `transactionid` header (docs/compatibility.md, "Writes"): a request whose id is here

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The resource model's breadth (docs/compatibility.md, "Autokeys", "Actions", "Object structures"):

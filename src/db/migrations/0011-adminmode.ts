@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Admin mode (docs/adminmode.md): one state for the whole deployment, and the record of its changes.

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Database configuration (docs/dbconfig.md): attributes an administrator adds to business objects at run time.

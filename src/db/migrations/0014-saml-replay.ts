@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * SAML sign-in state every server process shares (docs/federated-login.md, "SAML"): the authentication requests this

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The drift guard of CHANGE packages (docs/migration.md, "Drift guard"): each tracked write keeps the hash of its

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The JSON form a login chose (`lean=1` or `lean=0` on the login request) is its session's default: later requests

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /** Synonym domains this migration creates; the metadata may bind attributes to them (src/metadata/registry.ts). */
 export const serviceRequestDomainIds: readonly string[] = ['SRSTATUS'];

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Which identity-provider session opened each federated session (docs/federated-login.md, "Single logout"): the

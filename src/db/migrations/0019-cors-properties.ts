@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The system properties of cross-origin requests (docs/operations.md, "Cross-origin requests"), named as the

@@ -18,12 +18,11 @@ import { sessionLean } from './0016-session-lean.js';
 import { serviceRequests } from './0017-service-requests.js';
 import { federatedSessions } from './0018-federated-sessions.js';
 import { corsProperties } from './0019-cors-properties.js';
+import { deploymentIdentity } from './0020-deployment-identity.js';
+import { migrationBackout } from './0022-migration-backout.js';
+import type { Migration } from './migration.js';
 
-/** One versioned schema change: statements run in order, in one transaction. */
-export interface Migration {
-  name: string;
-  statements: readonly string[];
-}
+export type { Migration } from './migration.js';
 
 /** Every migration, oldest first. A released migration is never edited; a change is a new entry. */
 export const migrations: readonly Migration[] = [
@@ -46,6 +45,8 @@ export const migrations: readonly Migration[] = [
   serviceRequests,
   federatedSessions,
   corsProperties,
+  deploymentIdentity,
+  migrationBackout,
 ];
 
 export const migrationProvider: MigrationProvider = {

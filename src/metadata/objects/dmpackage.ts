@@ -28,6 +28,8 @@ export const dmpackage: ObjectDef = {
         ['side', 'Side', 6],
       ] as const
     ).map(([name, title, length]) => ({ name, type: 'ALN' as const, title, length, generated: true })),
+    // The deployed package an inverse package backs out (docs/migration.md, "Back-out").
+    { name: 'inverseof', type: 'BIGINT', title: 'Inverse Of', generated: true },
     { name: 'statusdate', type: 'DATETIME', title: 'Status Date', generated: true },
     { name: 'createdate', type: 'DATETIME', title: 'Created', generated: true },
   ],

@@ -15,7 +15,10 @@ export const site: ObjectDef = {
       title: 'Organization',
       length: 8,
       required: true,
+      // The site's records carry its organization (filled from the site): moving a site would orphan them.
+      insertOnly: true,
       references: { object: 'ORGANIZATION', on: [['orgid', 'orgid']] },
+      lookup: { kind: 'table', structure: 'MXAPIORGANIZATION', where: 'active=1' },
     },
     description,
     { name: 'active', type: 'YORN', title: 'Active', defaultValue: true },

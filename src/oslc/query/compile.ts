@@ -5,6 +5,7 @@ import {
   type ExpressionBuilder,
   type InsertQueryBuilder,
   type InsertResult,
+  type RawBuilder,
   type Kysely,
   type SelectQueryBuilder,
   type SqlBool,
@@ -15,7 +16,16 @@ import type { StoredValue } from '../values.js';
 import type { AggregateFunction } from './ast.js';
 import type { GroupFilterOp } from './group-params.js';
 import type { HavingPlan, RangePlan } from './group-plan.js';
-import type { ColumnRef, Filter, GroupPlan, NodePlan, OrderPlan, Predicate, PredicateOp } from './plan.js';
+import type {
+  ChildPlan,
+  ColumnRef,
+  Filter,
+  GroupPlan,
+  NodePlan,
+  OrderPlan,
+  Predicate,
+  PredicateOp,
+} from './plan.js';
 
 /**
  * Compile stage: turns a plan into Kysely queries. Table and column names come only from the metadata the plan
@@ -32,9 +42,18 @@ export const NODE_ALIAS = 't0';
 /** Column alias of the n-th related (dot-notation) value of a node. */
 export const relatedAlias = (index: number): string => `__related${index}`;
 
+/** Column alias of the n-th child collection of a node: its rows as a JSON array (see childCollection). */
+export const childrenAlias = (index: number): string => `__children${index}`;
+
+/** Column alias of the n-th order term of a child row, which orders the rows of its JSON array. */
+const orderAlias = (index: number): string => `__order${index}`;
+
+/** Alias of the table of a node `depth` child collections below the root (the root is NODE_ALIAS). */
+const aliasAt = (depth: number): string => `t${depth}`;
+
 /** Attributes every member needs whatever the select: its keys (href), unique id and rowstamp. */
-export function fetchedAttributes(node: NodePlan, extra: readonly string[] = []): string[] {
-  const names = new Set<string>([...node.object.keys, node.object.uniqueId, ...extra]);
+export function fetchedAttributes(node: NodePlan): string[] {
+  const names = new Set<string>([...node.object.keys, node.object.uniqueId]);
   for (const selected of node.attributes) names.add(selected.attribute.name);
   for (const child of node.children) for (const [parent] of child.on) names.add(parent);
   return [...names];
@@ -154,29 +173,55 @@ export function filterExpression(
   return filter.combine === 'or' ? eb.or(parts) : eb.and(parts);
 }
 
-function selectNode(db: Db, query: MemberQuery, node: NodePlan, extra: readonly string[]): MemberQuery {
-  let selected = query.select(
-    fetchedAttributes(node, extra).map((name) => sql.ref(`${NODE_ALIAS}.${name}`).as(name)),
-  );
-  selected = selected.select(sql.ref(`${NODE_ALIAS}.rowstamp`).as('rowstamp'));
+function selectNode(db: Db, query: MemberQuery, node: NodePlan, depth = 0): MemberQuery {
+  const alias = aliasAt(depth);
+  let selected = query.select(fetchedAttributes(node).map((name) => sql.ref(`${alias}.${name}`).as(name)));
+  selected = selected.select(sql.ref(`${alias}.rowstamp`).as('rowstamp'));
   node.related.forEach((related, index) => {
     selected = selected.select(
       // A subquery is parenthesized by the compiler; a plain column needs none.
-      sql`${columnExpression(db, NODE_ALIAS, related.column)}`.as(relatedAlias(index)),
+      sql`${columnExpression(db, alias, related.column)}`.as(relatedAlias(index)),
     );
+  });
+  node.children.forEach((child, index) => {
+    selected = selected.select(childCollection(db, child, depth + 1).as(childrenAlias(index)));
   });
   return selected;
 }
 
+/**
+ * The rows of a child collection (or a 1:n relation) of the row at `depth - 1`, as one JSON array in its order,
+ * read in the statement of the parent: a correlated subquery, so that a member and its child collections, however
+ * deep, are one statement and one round trip. The child's `.where` and its values stay bound parameters; an empty
+ * collection is `[]`, as is the collection of a parent whose join values are null (`=` matches no null).
+ */
+function childCollection(db: Db, child: ChildPlan, depth: number): RawBuilder<unknown> {
+  const alias = aliasAt(depth);
+  const parent = aliasAt(depth - 1);
+  let rows = db.selectFrom(`${child.node.object.table} as ${alias}`) as unknown as MemberQuery;
+  for (const [parentColumn, childColumn] of child.on)
+    rows = rows.whereRef(`${alias}.${childColumn}`, '=', `${parent}.${parentColumn}`);
+  if (child.filter) rows = withFilters(db, rows, [child.filter], alias);
+  rows = selectNode(db, rows, child.node, depth);
+  const terms = orderTerms(child.node.object, child.order, alias);
+  rows = rows.select(terms.map(([column], index) => sql.ref(column).as(orderAlias(index))));
+  const set = `c${depth}`;
+  const ordering = sql.join(
+    terms.map(([, direction], index) => sql`${sql.ref(`${set}.${orderAlias(index)}`)} ${sql.raw(direction)}`),
+  );
+  return sql`(select coalesce(json_agg(row_to_json(${sql.ref(set)}) order by ${ordering}), json_build_array()) from (${rows}) as ${sql.ref(set)})`;
+}
+
 /** The page order: the requested attributes, then the unique id. */
-function orderTerms(object: ObjectMeta, order: readonly OrderPlan[]): Array<[string, 'asc' | 'desc']> {
+function orderTerms(
+  object: ObjectMeta,
+  order: readonly OrderPlan[],
+  alias = NODE_ALIAS,
+): Array<[string, 'asc' | 'desc']> {
   // The unique id breaks ties, so that pages are stable and walking them visits every row once.
   return [
-    ...order.map((term): [string, 'asc' | 'desc'] => [
-      `${NODE_ALIAS}.${term.attribute.name}`,
-      term.direction,
-    ]),
-    [`${NODE_ALIAS}.${object.uniqueId}`, 'asc'],
+    ...order.map((term): [string, 'asc' | 'desc'] => [`${alias}.${term.attribute.name}`, term.direction]),
+    [`${alias}.${object.uniqueId}`, 'asc'],
   ];
 }
 
@@ -203,7 +248,7 @@ export function compilePage(
 ): MemberQuery {
   let query = db.selectFrom(`${object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
   query = withFilters(db, query, filters);
-  query = selectNode(db, query, node, []);
+  query = selectNode(db, query, node);
   return applyOrder(query, object, order)
     .limit(window.limit + 1)
     .offset(window.offset);
@@ -229,11 +274,16 @@ export function compileDistinct(
     .orderBy('value');
 }
 
-function withFilters(db: Db, query: MemberQuery, filters: readonly Filter[]): MemberQuery {
+function withFilters(
+  db: Db,
+  query: MemberQuery,
+  filters: readonly Filter[],
+  alias = NODE_ALIAS,
+): MemberQuery {
   let filtered = query;
   for (const filter of filters) {
     if (filter.predicates.length === 0) continue;
-    filtered = filtered.where((eb) => filterExpression(db, eb, NODE_ALIAS, filter) ?? sql<SqlBool>`true`);
+    filtered = filtered.where((eb) => filterExpression(db, eb, alias, filter) ?? sql<SqlBool>`true`);
   }
   return filtered;
 }
@@ -289,39 +339,7 @@ export function compileStablePage(
     .where(sql.ref(`${STABLE_ALIAS}.stableid`), '=', stableId)
     .where(sql.ref(`${STABLE_ALIAS}.position`), '>', window.offset)
     .where(sql.ref(`${STABLE_ALIAS}.position`), '<=', window.offset + window.limit);
-  return selectNode(db, query, node, []).orderBy(sql.ref(`${STABLE_ALIAS}.position`), 'asc');
-}
-
-/**
- * The rows of a child collection (or a 1:n relation) for a batch of parents: one query for the whole page,
- * matched back to each parent by the join attributes.
- */
-export function compileChildren(
-  db: Db,
-  node: NodePlan,
-  on: ReadonlyArray<readonly [string, string]>,
-  parentKeys: ReadonlyArray<readonly StoredValue[]>,
-  filter: Filter | undefined,
-  order: readonly OrderPlan[],
-): MemberQuery {
-  let query = db.selectFrom(`${node.object.table} as ${NODE_ALIAS}`) as unknown as MemberQuery;
-  query = query.where((eb) =>
-    eb.or(
-      parentKeys.map((values) =>
-        eb.and(
-          on.map(([, child], index) => eb(sql.ref(`${NODE_ALIAS}.${child}`), '=', values[index] ?? null)),
-        ),
-      ),
-    ),
-  );
-  if (filter) query = withFilters(db, query, [filter]);
-  query = selectNode(
-    db,
-    query,
-    node,
-    on.map(([, child]) => child),
-  );
-  return applyOrder(query, node.object, order);
+  return selectNode(db, query, node).orderBy(sql.ref(`${STABLE_ALIAS}.position`), 'asc');
 }
 
 // ---- group by -----------------------------------------------------------------------------------------------

@@ -3,14 +3,17 @@ import { BoundedCache } from '../../util/bounded-cache.js';
 import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { StoredValue } from '../values.js';
+import { parseDate, parseTimestamp } from '../../db/timestamps.js';
+import type { MaxType } from '../../metadata/types.js';
 import {
-  compileChildren,
+  childrenAlias,
   compileCount,
   compileDistinct,
   compilePage,
   compileGroupBy,
   compileStablePage,
   aggregateAlias,
+  fetchedAttributes,
   groupAlias,
   rangeAlias,
   relatedAlias,
@@ -19,8 +22,8 @@ import {
 import { planFilters, type Filter, type GroupPlan, type NodePlan, type QueryPlan } from './plan.js';
 
 /**
- * Execute stage: runs the compiled queries and assembles members: one query for the page, one per child
- * collection for the whole page (never one per member).
+ * Execute stage: runs the compiled queries and assembles members: one statement for a page (or one member) with
+ * every child collection it selects, which the database sends as JSON arrays (compile.ts, `childCollection`).
  */
 
 export interface MemberRecord {
@@ -40,8 +43,6 @@ export interface PageResult {
 
 type Row = Record<string, unknown>;
 
-type RecordWithChildren = MemberRecord & { children: Map<string, MemberRecord[]> };
-
 /** Shared by the members of nodes without children or dot-notation values: most members of most pages. */
 const NO_CHILDREN: ReadonlyMap<string, readonly MemberRecord[]> = new Map();
 const NO_RELATED: readonly StoredValue[] = [];
@@ -54,59 +55,84 @@ function toRecord(node: NodePlan, row: Row): MemberRecord {
       node.related.length === 0
         ? NO_RELATED
         : node.related.map((_, index) => (row[relatedAlias(index)] ?? null) as StoredValue),
-    children: node.children.length === 0 ? NO_CHILDREN : new Map(),
+    children: node.children.length === 0 ? NO_CHILDREN : childrenOf(node, row),
   };
 }
 
-const tupleKey = (values: readonly unknown[]): string => JSON.stringify(values);
+/** The child collections of a row, as the database sent them: one JSON array of rows per child. */
+function childrenOf(node: NodePlan, row: Row): Map<string, MemberRecord[]> {
+  const children = new Map<string, MemberRecord[]>();
+  node.children.forEach((child, index) => {
+    const rows = (row[childrenAlias(index)] ?? []) as Row[];
+    children.set(
+      child.jsonName,
+      rows.map((json) => toRecord(child.node, storedRow(child.node, json))),
+    );
+  });
+  return children;
+}
 
-async function loadChildren(
-  db: Kysely<DynamicDatabase>,
-  // toRecord gives every record of a node with children a map of its own.
-  records: readonly MemberRecord[],
-): Promise<void> {
-  const node = records[0]?.node;
-  if (!node || node.children.length === 0) return;
-  const withChildren = records as readonly RecordWithChildren[];
-  for (const child of node.children) {
-    const parentKeys = new Map<string, StoredValue[]>();
-    for (const record of records) {
-      const values = child.on.map(([parent]) => record.values[parent] ?? null);
-      if (values.some((value) => value === null)) continue;
-      parentKeys.set(tupleKey(values), values);
-    }
-    for (const record of withChildren) record.children.set(child.jsonName, []);
-    if (parentKeys.size === 0) continue;
-    const rows = await compileChildren(
-      db,
-      child.node,
-      child.on,
-      [...parentKeys.values()],
-      child.filter,
-      child.order,
-    ).execute();
-    const childRecords = rows.map((row) => toRecord(child.node, row));
-    const byParent = new Map<string, MemberRecord[]>();
-    for (const record of childRecords) {
-      const key = tupleKey(child.on.map(([, column]) => record.values[column] ?? null));
-      const list = byParent.get(key);
-      if (list) list.push(record);
-      else byParent.set(key, [record]);
-    }
-    for (const record of withChildren) {
-      const key = tupleKey(child.on.map(([parent]) => record.values[parent] ?? null));
-      record.children.set(child.jsonName, byParent.get(key) ?? []);
-    }
-    await loadChildren(db, childRecords);
+/** A JSON value back into the stored value the driver reads from the column (src/db/database.ts, parsers). */
+type FromJson = (value: unknown) => StoredValue;
+
+const asIs: FromJson = (value) => (value ?? null) as StoredValue;
+/** `NaN` and infinities are the only numbers JSON carries as text. */
+const asNumber: FromJson = (value) => (typeof value === 'string' ? Number(value) : asIs(value));
+const asTimestamp: FromJson = (value) => (typeof value === 'string' ? parseTimestamp(value) : asIs(value));
+const asDate: FromJson = (value) => (typeof value === 'string' ? parseDate(value) : asIs(value));
+
+const FROM_JSON: { readonly [Type in MaxType]: FromJson } = {
+  ALN: asIs,
+  UPPER: asIs,
+  LOWER: asIs,
+  INTEGER: asNumber,
+  BIGINT: asNumber,
+  DECIMAL: asNumber,
+  AMOUNT: asNumber,
+  YORN: asIs,
+  DATE: asDate,
+  DATETIME: asTimestamp,
+};
+
+/** How each column a node reads comes back from JSON, worked out once per plan node. */
+const columnsByNode = new WeakMap<NodePlan, ReadonlyArray<readonly [string, FromJson]>>();
+
+function jsonColumns(node: NodePlan): ReadonlyArray<readonly [string, FromJson]> {
+  let columns = columnsByNode.get(node);
+  if (!columns) {
+    const type = (name: string) => node.object.attributes.get(name)?.type;
+    columns = [
+      ...fetchedAttributes(node).map((name): [string, FromJson] => [name, FROM_JSON[type(name) ?? 'ALN']]),
+      ['rowstamp', asNumber],
+      ...node.related.map((related, index): [string, FromJson] => [
+        relatedAlias(index),
+        FROM_JSON[related.column.attribute.type],
+      ]),
+      ...node.children.map((_, index): [string, FromJson] => [childrenAlias(index), asIs]),
+    ];
+    columnsByNode.set(node, columns);
   }
+  return columns;
 }
 
 /**
- * The compiled SQL of the pages of reused plans. Building and compiling a Kysely query costs about as much CPU as
- * PostgreSQL spends answering it; a client paging through one query sends the same plan again and again.
+ * A child row as the database wrote it in JSON, with the values the driver would have read from its columns:
+ * dates as Date, numbers as numbers, so that a member reads and is written the same whichever way it was read.
+ */
+function storedRow(node: NodePlan, json: Row): Row {
+  const row: Row = {};
+  for (const [name, fromJson] of jsonColumns(node)) row[name] = fromJson(json[name]);
+  return row;
+}
+
+/**
+ * The compiled SQL of the pages of reused plans, and of their reads of one member. Building and compiling a Kysely
+ * query costs about as much CPU as PostgreSQL spends answering it; a client paging through one query sends the same
+ * plan again and again, and a client reading members one by one the same selection.
  */
 export class CompiledPages {
   private readonly byPlan = new WeakMap<QueryPlan, BoundedCache<string, CompiledQuery>>();
+  private readonly membersByPlan = new WeakMap<QueryPlan, BoundedCache<string, MemberReadSql>>();
 
   constructor(private readonly db: Kysely<DynamicDatabase>) {}
 
@@ -128,6 +154,84 @@ export class CompiledPages {
       ).compile(),
     );
   }
+
+  /**
+   * The read of one member of `plan` selected by `filters` (none of the plan's own): compiled once per shape of
+   * the filters (which columns, compared how) with placeholders for their values, which each read binds afresh.
+   * Undefined when the filters are not of a shape kept (anything but columns of the member equal to a value or null).
+   */
+  member(plan: QueryPlan, filters: readonly Filter[]): CompiledQuery | undefined {
+    const shape = filterShape(filters);
+    if (shape === undefined) return undefined;
+    let reads = this.membersByPlan.get(plan);
+    if (!reads) {
+      reads = new BoundedCache<string, MemberReadSql>(WINDOWS_KEPT_PER_PLAN);
+      this.membersByPlan.set(plan, reads);
+    }
+    const read = reads.getOrCompute(shape, () => this.compileMember(plan, filters));
+    const values = filters.flatMap((filter) =>
+      filter.predicates.flatMap((predicate) => (predicate.op === 'eq' ? [predicate.value] : [])),
+    );
+    const parameters = read.compiled.parameters.map((parameter, index) => {
+      const slot = read.slots[index]!;
+      return slot < 0 ? parameter : values[slot];
+    });
+    return { ...read.compiled, parameters };
+  }
+
+  private compileMember(plan: QueryPlan, filters: readonly Filter[]): MemberReadSql {
+    let next = 0;
+    const placeholders = filters.map((filter): Filter => ({
+      ...filter,
+      predicates: filter.predicates.map((predicate) =>
+        predicate.op === 'eq'
+          ? { ...predicate, value: new ParameterSlot(next++) as unknown as StoredValue }
+          : predicate,
+      ),
+    }));
+    const object = plan.structure.root.object;
+    const compiled = compilePage(
+      this.db,
+      object,
+      plan.root,
+      [...planFilters(plan), ...placeholders],
+      plan.order,
+      ONE_MEMBER,
+    ).compile();
+    const slots = compiled.parameters.map((parameter) =>
+      parameter instanceof ParameterSlot ? parameter.index : -1,
+    );
+    return { compiled, slots };
+  }
+}
+
+/** The window of a read of one member. */
+export const ONE_MEMBER: PageWindow = { limit: 1, offset: 0 };
+
+/** Where a value of the filters goes among the parameters of a kept statement (compiled with it in its place). */
+class ParameterSlot {
+  constructor(readonly index: number) {}
+}
+
+interface MemberReadSql {
+  compiled: CompiledQuery;
+  /** Per parameter, the index of the filter value it binds, or -1 for a parameter of the plan itself. */
+  slots: readonly number[];
+}
+
+/** The shape of filters that name one member (its unique id or key values), or undefined for any other. */
+function filterShape(filters: readonly Filter[]): string | undefined {
+  let shape = '';
+  for (const filter of filters) {
+    shape += filter.combine;
+    for (const predicate of filter.predicates) {
+      if ((predicate.op !== 'eq' && predicate.op !== 'isNull') || predicate.column.via.length > 0)
+        return undefined;
+      shape += ` ${predicate.column.attribute.name}:${predicate.op}`;
+    }
+    shape += ';';
+  }
+  return shape;
 }
 
 const WINDOWS_KEPT_PER_PLAN = 64;
@@ -157,8 +261,31 @@ export async function executePage(
   const { rows } = (await db.executeQuery(query)) as { rows: Row[] };
   const hasMore = rows.length > window.limit;
   const members = rows.slice(0, window.limit).map((row) => toRecord(plan.root, row));
-  await loadChildren(db, members);
   return { members, hasMore };
+}
+
+/**
+ * One member selected by `filters` (beyond the plan's own, which a member at its own address ignores): one statement
+ * with its child collections, compiled once per shape through `pages`.
+ */
+export async function executeMember(
+  db: Kysely<DynamicDatabase>,
+  plan: QueryPlan,
+  filters: readonly Filter[],
+  pages: CompiledPages,
+): Promise<MemberRecord | undefined> {
+  const query =
+    pages.member(plan, filters) ??
+    compilePage(
+      db,
+      plan.structure.root.object,
+      plan.root,
+      [...planFilters(plan), ...filters],
+      plan.order,
+      ONE_MEMBER,
+    ).compile();
+  const { rows } = (await db.executeQuery(query)) as { rows: Row[] };
+  return rows[0] && toRecord(plan.root, rows[0]);
 }
 
 /** A page of a stable page set; whether more follow is known from the set's size, not from the rows. */
@@ -169,9 +296,7 @@ export async function executeStablePage(
   window: PageWindow,
 ): Promise<MemberRecord[]> {
   const rows = await compileStablePage(db, plan.structure.root.object, plan.root, stableId, window).execute();
-  const members = rows.map((row) => toRecord(plan.root, row));
-  await loadChildren(db, members);
-  return members;
+  return rows.map((row) => toRecord(plan.root, row));
 }
 
 export async function executeCount(

@@ -13,6 +13,7 @@ export {
   executeCount,
   executeDistinct,
   executeGroupBy,
+  executeMember,
   executePage,
   executeStablePage,
 } from './execute.js';
@@ -33,5 +34,5 @@ export type {
 } from './plan.js';
 export { parseSearchAttributes, parseSearchTerms } from './search.js';
 export { STABLE_ID, createStableSet, newStableId, touchStableSet } from './stable-pages.js';
-export type { StablePageTables, StableSetOwner } from './stable-pages.js';
+export type { StableSetOwner } from './stable-pages.js';
 export { parseTimeline } from './timeline.js';

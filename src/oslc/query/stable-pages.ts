@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Generated, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { typedView, type DynamicDatabase } from '../../db/schema.js';
 
 /**
@@ -7,18 +7,6 @@ import { typedView, type DynamicDatabase } from '../../db/schema.js';
  * 0003-stable-pages so that every process of the service sees them. A set is owned by the user and object
  * structure that made it; it lives until it has been idle longer than the idle expiry (`mxe.oslc.idleexiry`).
  */
-interface StableSetTable {
-  stableid: string;
-  objectstructure: string;
-  userid: string;
-  total: number;
-  created: Generated<Date>;
-  lastaccess: Generated<Date>;
-}
-
-export interface StablePageTables {
-  oslc_stable_set: StableSetTable;
-}
 
 /** Who may read a set: a stable id is a bearer token only for the user and structure it was made for. */
 export interface StableSetOwner {

@@ -5,7 +5,7 @@ import { crc32 } from 'node:zlib';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import type * as yauzl from 'yauzl';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 
 /*
  * The package file (docs/migration.md, "The package file"): a zip of `manifest.json` and one NDJSON file per object
@@ -46,6 +46,19 @@ const DataEntry = Type.Object(
     expectedattributes: Type.Optional(
       Type.Array(Type.String({ pattern: '^[a-z0-9_]{1,30}$' }), { maxItems: 2000 }),
     ),
+    /** The root's child collections the drift hashes cover too, each with its attributes (absent: the root only). */
+    expectedchildren: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ pattern: '^[a-z0-9_]{1,40}$' }),
+            attributes: Type.Array(Type.String({ pattern: '^[a-z0-9_]{1,30}$' }), { maxItems: 2000 }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100 },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -68,6 +81,29 @@ const CustomAttribute = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * What an inverse package undoes besides records (docs/migration.md, "Back-out"): the deployed package, and the
+ * configuration changes that restore the custom attributes as they were (REMOVE of an added one, CHANGE back).
+ */
+const Backout = Type.Object(
+  {
+    inverseof: Type.Integer({ minimum: 1 }),
+    structural: Type.Array(
+      Type.Object(
+        {
+          changetype: Type.Union([Type.Literal('REMOVE'), Type.Literal('CHANGE')]),
+          objectname: Type.String({ pattern: '^[A-Z0-9_]{1,30}$' }),
+          attributename: Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,29}$' }),
+          attribute: Type.Optional(CustomAttribute),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 10_000 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const Manifest = Type.Object(
   {
     formatVersion: Type.Union([Type.Literal(FORMAT_VERSION_WITHOUT_DRIFT), Type.Literal(FORMAT_VERSION)]),
@@ -82,6 +118,8 @@ export const Manifest = Type.Object(
     entries: Type.Array(DataEntry, { maxItems: FILE_LIMITS.entries - 1 }),
     /** Custom attributes of the objects the package covers (structural changes on the target). */
     attributes: Type.Optional(Type.Array(CustomAttribute, { maxItems: 10_000 })),
+    /** Only in an inverse package, captured at deploy (docs/migration.md, "Back-out"). */
+    backout: Type.Optional(Backout),
   },
   { additionalProperties: false },
 );

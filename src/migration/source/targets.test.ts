@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
-import { splitUrlCredentials } from './credentials.js';
+import { maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { splitUrlCredentials } from '../credentials.js';
 
 /**
  * No secret in clear: credentials inside a DATABASE target's URL are moved into the sealed password, and the URL is

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
-import { FORMAT_VERSION, writePackageFile, type Manifest } from './package-file.js';
+import { json, maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { FORMAT_VERSION, writePackageFile, type Manifest } from '../transfer/package-file.js';
 
 /**
  * Deploys of packages larger than one batch (src/oslc/batch-writer.ts, docs/migration.md "Deploy: speed"): the
@@ -203,6 +203,50 @@ describe('batched deploys', () => {
       target.storage.db,
     );
     assert.ok(stamps.rows[0]!.changedate > stamps.rows[1]!.changedate, 'the unchanged record kept its stamp');
+  });
+
+  test('changes of stored records in multi-row updates: each changed, stamped, its status history written; the rest untouched', async () => {
+    const lines: AssetLine[] = [];
+    for (let index = 0; index < 600; index++) lines.push(assetLine(`UPD${String(index).padStart(5, '0')}`));
+    const first = await uploadAndDeploy(target, 'UPDATES', await assetPackage('UPDATES', lines));
+    assert.equal(first.deployed.statusCode, 200, first.deployed.body);
+    const stampsOf = async () =>
+      new Map(
+        (
+          await sql<{ assetnum: string; rowstamp: string }>`
+            select assetnum, rowstamp::text as rowstamp from asset where assetnum like 'UPD%'`.execute(
+            target.storage.db,
+          )
+        ).rows.map((row) => [row.assetnum, row.rowstamp]),
+      );
+    const before = await stampsOf();
+    // Every other record changes its description; every tenth of those also its status.
+    const changed = lines.map((line, index) =>
+      index % 2 === 1
+        ? { ...line, description: `Changed ${index}`, ...(index % 20 === 1 && { status: 'NOT READY' }) }
+        : line,
+    );
+    const second = await uploadAndDeploy(target, 'UPDATES', await assetPackage('UPDATES', changed));
+    assert.equal(second.deployed.statusCode, 200, second.deployed.body);
+    assert.match(String(json(second.deployed).warningmsg), /0 added, 300 changed, 300 unchanged, 0 deleted/);
+    const after = await stampsOf();
+    let moved = 0;
+    for (const [assetnum, stamp] of after) if (stamp !== before.get(assetnum)) moved += 1;
+    assert.equal(moved, 300, 'the changed records, and only they, took a new rowstamp');
+    assert.equal(
+      await countRows(
+        target,
+        sql`select count(*)::int as count from asset where assetnum like 'UPD%' and description like 'Changed %'`,
+      ),
+      300,
+    );
+    assert.equal(
+      await countRows(
+        target,
+        sql`select count(*)::int as count from assetstatus where assetnum like 'UPD%' and status = 'NOT READY'`,
+      ),
+      30,
+    );
   });
 
   test('a record refused after whole batches were written: EAS0165E naming it, nothing of the package kept', async () => {

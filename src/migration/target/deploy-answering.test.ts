@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
-import { listenOnFreePort } from '../../test/helpers/raw-http.js';
-import { FORMAT_VERSION, writePackageFile, type Manifest } from './package-file.js';
+import { json, maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { listenOnFreePort } from '../../../test/helpers/raw-http.js';
+import { FORMAT_VERSION, writePackageFile, type Manifest } from '../transfer/package-file.js';
 
 /**
  * The process keeps answering during a long deploy (docs/migration.md, "Progress"): on PGlite the database runs on

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { DynamicDatabase } from '../db/schema.js';
-import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
-import { findAll, type Row } from '../oslc/repository.js';
+import type { DynamicDatabase } from '../../db/schema.js';
+import type { ObjectStructure, StructureNode } from '../../metadata/registry.js';
+import { findAll, type Row } from '../../oslc/repository.js';
 
 /*
  * Which writes a CHANGE definition tracks (docs/migration.md, "CHANGE tracking"): a write of a covered structure's

@@ -1,0 +1,174 @@
+import type { Kysely } from 'kysely';
+import { typedView, type DynamicDatabase } from '../../db/schema.js';
+import { errors } from '../../errors.js';
+import type { ObjectMeta, ObjectStructure } from '../../metadata/registry.js';
+import { ColumnLimits } from '../../oslc/column-limits.js';
+import { keyValuesOf } from '../../oslc/service.js';
+import { EXPECTED_FIELD, driftHash } from '../drift.js';
+import { jsonValue, keyText as describeKey, stagedLines, type JsonRecord } from '../packages.js';
+import { isPropertyStructure } from '../properties.js';
+import type { Manifest, ManifestEntry } from '../transfer/package-file.js';
+import { DEPLOYED_FIELD } from './capture.js';
+import { keyText, rootRows, rowKey } from './records.js';
+import { propertyValues } from './repository.js';
+
+/*
+ * The check before a back-out writes (docs/migration.md, "Back-out"): every record the deploy wrote is still as the
+ * deploy left it, by the drift hash of its deployed root row; a record changed since is named with both values.
+ */
+
+/** A record changed since the deploy: per attribute the deployed value and the current one (null: no record). */
+export interface BackoutDrift {
+  objectstructure: string;
+  key: string;
+  deployed: JsonRecord | null;
+  current: JsonRecord | null;
+  attributes: Record<string, { deployed: unknown; current: unknown }>;
+}
+
+/** Records checked per statement. */
+const LINES_PER_READ = 500;
+
+/** The drifted records of an inverse package: the first `limit` of them with their values, and how many in all. */
+export async function backoutDrifts(
+  db: Kysely<DynamicDatabase>,
+  inverseid: number,
+  manifest: Manifest,
+  structures: readonly ObjectStructure[],
+  limit = 100,
+): Promise<{ count: number; drifts: BackoutDrift[] }> {
+  const found = { count: 0, drifts: [] as BackoutDrift[] };
+  const note = (drift: BackoutDrift) => {
+    found.count += 1;
+    if (found.drifts.length < limit) found.drifts.push(drift);
+  };
+  const limits = await ColumnLimits.load(db);
+  for (const [index, entry] of manifest.entries.entries()) {
+    const structure = structures[index]!;
+    let lines: JsonRecord[] = [];
+    for await (const line of stagedLines(typedView(db), inverseid, entry.cfgdataorder)) {
+      lines.push(JSON.parse(line) as JsonRecord);
+      if (lines.length < LINES_PER_READ) continue;
+      await checkLines(db, limits, structure, entry, lines, note);
+      lines = [];
+    }
+    await checkLines(db, limits, structure, entry, lines, note);
+  }
+  return found;
+}
+
+async function checkLines(
+  db: Kysely<DynamicDatabase>,
+  limits: ColumnLimits,
+  structure: ObjectStructure,
+  entry: ManifestEntry,
+  lines: readonly JsonRecord[],
+  note: (drift: BackoutDrift) => void,
+): Promise<void> {
+  if (lines.length === 0) return;
+  if (isPropertyStructure(structure)) {
+    for (const line of lines) await checkProperty(db, structure.name, line, note);
+    return;
+  }
+  const object = structure.root.object;
+  const keys = lines.map((line) => keyValuesOf(object, line, {}).values);
+  const rows = await rootRows(db, limits, object, keys);
+  const current = new Map(rows.map((row) => [rowKey(object, row), row]));
+  lines.forEach((line, index) => {
+    const row = current.get(keyText(keys[index]!));
+    const deployed = (line[DEPLOYED_FIELD] ?? null) as JsonRecord | null;
+    if (deployed === null ? row === undefined : row !== undefined && sameHash(object, entry, line, row))
+      return;
+    note({
+      objectstructure: structure.name,
+      key: describeKey(object, keys[index]!),
+      deployed,
+      current: row ? currentValues(object, row) : null,
+      attributes: deployed && row ? differences(object, entry, deployed, row) : {},
+    });
+  });
+}
+
+const sameHash = (object: ObjectMeta, entry: ManifestEntry, line: JsonRecord, row: Record<string, unknown>) =>
+  driftHash(object, entry.expectedattributes ?? [], row) === line[EXPECTED_FIELD];
+
+function currentValues(object: ObjectMeta, row: Record<string, unknown>): JsonRecord {
+  const values: JsonRecord = {};
+  for (const key of object.keys) values[key] = jsonValue((row[key] ?? null) as never);
+  return values;
+}
+
+/** The attributes whose current value hashes otherwise than the deployed one, with both values. */
+function differences(
+  object: ObjectMeta,
+  entry: ManifestEntry,
+  deployed: JsonRecord,
+  row: Record<string, unknown>,
+): BackoutDrift['attributes'] {
+  const attributes: BackoutDrift['attributes'] = {};
+  for (const name of entry.expectedattributes ?? []) {
+    const was = deployed[name] ?? null;
+    const now = row[name] ?? null;
+    if (driftHash(object, [name], { [name]: was }) !== driftHash(object, [name], { [name]: now }))
+      attributes[name] = { deployed: was, current: jsonValue(now as never) };
+  }
+  return attributes;
+}
+
+/** A system property value set by the deploy and changed since. */
+async function checkProperty(
+  db: Kysely<DynamicDatabase>,
+  objectstructure: string,
+  line: JsonRecord,
+  note: (drift: BackoutDrift) => void,
+): Promise<void> {
+  const propname = String(line.propname);
+  const deployed = (line[DEPLOYED_FIELD] as { maxpropvalue?: JsonRecord[] } | null)?.maxpropvalue ?? [];
+  const stored = new Map(
+    (await propertyValues(typedView(db), propname)).map((row) => [row.servername, row.propvalue]),
+  );
+  for (const value of deployed) {
+    const servername = String(value.servername);
+    const was = value.propvalue === null || value.propvalue === undefined ? null : String(value.propvalue);
+    const now = stored.get(servername) ?? null;
+    if ((was ?? '') === (now ?? '')) continue;
+    note({
+      objectstructure,
+      key: `propname=${propname}, servername=${servername}`,
+      deployed: { propvalue: was },
+      current: { propvalue: now },
+      attributes: { propvalue: { deployed: was, current: now } },
+    });
+  }
+}
+
+/** Refuses the back-out when a record changed since the deploy (EAS0180E), naming the first with both values. */
+export async function refuseBackoutDrift(
+  db: Kysely<DynamicDatabase>,
+  dmpackageid: number,
+  inverseid: number,
+  manifest: Manifest,
+  structures: readonly ObjectStructure[],
+): Promise<void> {
+  const { count, drifts } = await backoutDrifts(db, inverseid, manifest, structures, 1);
+  const first = drifts[0];
+  if (!first) return;
+  throw errors.packageBackoutDrifted(
+    String(dmpackageid),
+    first.objectstructure,
+    first.key,
+    describe(first),
+    count,
+  );
+}
+
+/** `description deployed "Pump", now "Pump 2"`; a record the deploy removed or left, as present or absent. */
+export function describe(drift: BackoutDrift): string {
+  const shown = (value: unknown) => (value === null || value === undefined ? 'null' : JSON.stringify(value));
+  const attributes = Object.entries(drift.attributes);
+  if (attributes.length > 0)
+    return attributes
+      .map(([name, { deployed, current }]) => `${name} deployed ${shown(deployed)}, now ${shown(current)}`)
+      .join('; ');
+  return `deployed ${drift.deployed ? 'present' : 'absent'}, now ${drift.current ? 'present' : 'absent'}`;
+}

@@ -1,0 +1,24 @@
+import type { Storage } from '../db/database.js';
+import type { DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
+import type { ResourceService } from '../oslc/service.js';
+import type { PropertyService } from '../properties/service.js';
+import type { CredentialSeal } from './credentials.js';
+import type { Db } from './repository.js';
+
+/**
+ * What the steps of a package's journey work with, passed in rather than reached for: each step names the part it
+ * needs (`Pick<MigrationContext, ...>`), so a test can hand it its own.
+ */
+export interface MigrationContext {
+  storage: Storage;
+  /** `storage.db`: the deployment's own database. */
+  db: Db;
+  resources: ResourceService;
+  seal: CredentialSeal;
+  dbconfig: DbConfigService;
+  /** Admin mode: a deploy that changes the configuration needs it (target/admin-mode.ts). */
+  guard: StructuralChangeGuard;
+  properties: PropertyService;
+  /** This deployment's identity as the source of packages (set once the service has started). */
+  sourceIdentity: () => string;
+}

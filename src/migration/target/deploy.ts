@@ -1,0 +1,246 @@
+import type { UserProfile } from '../../auth/types.js';
+import { typedView } from '../../db/schema.js';
+import type { AttributeChange } from '../../dbconfig/service.js';
+import { errors, isMaximoError, type MaximoError } from '../../errors.js';
+import type { ObjectStructure } from '../../metadata/registry.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { BatchOutcome, BatchRecord, BatchWriter } from '../../oslc/batch-writer.js';
+import { keyValuesOf, type ResourceWriter } from '../../oslc/service.js';
+import type { StoredValue } from '../../oslc/values.js';
+import type { PropertySets } from '../../properties/service.js';
+import { giveTurnWhenDue } from '../../util/event-loop-turns.js';
+import type { MigrationContext } from '../context.js';
+import {
+  DELETE_ACTION,
+  deployablePackage,
+  PACKAGE_STATUS,
+  formatCount,
+  keyText,
+  type JsonRecord,
+} from '../packages.js';
+import { deployProperty, isPropertyStructure } from '../properties.js';
+import * as repository from '../repository.js';
+import type { Manifest } from '../transfer/package-file.js';
+import { requireAdminMode } from './admin-mode.js';
+import { refuseDrift } from './drift.js';
+import type { DeployProgress, DeployResultObserver } from './progress.js';
+import { InverseCapture } from '../backout/capture.js';
+import { refusalRemedy } from '../refusal-remedy.js';
+import { applyStructural, structuralChanges } from './structural.js';
+
+export interface DeployOutcome {
+  warningmsg: string;
+}
+
+type DeployContext = Pick<
+  MigrationContext,
+  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'sourceIdentity'
+> & {
+  progress: DeployProgress;
+  /** Hears how each deploy that started writing ended. */
+  onResult?: DeployResultObserver | undefined;
+};
+
+export type Counts = { added: number; changed: number; unchanged: number; deleted: number };
+
+/** What a deploy writes, read and checked before its transaction. */
+interface DeployPlan {
+  dmpackageid: number;
+  manifest: Manifest;
+  structures: ObjectStructure[];
+  structural: AttributeChange[];
+  propertySets: PropertySets | undefined;
+  force: boolean;
+}
+
+/**
+ * `POST /dm/deploy`: every record of the package through the write path, in one transaction: added when the
+ * target has no record with its keys, else changed (merged for AddChange, replaced for Replace), or deleted.
+ * Any refusal rolls everything back and names the record; the package is then DEPLOY_ERROR. So does drift (a
+ * record this deployment holds in another state than the source expected) unless `force`.
+ */
+export async function deployPackage(
+  context: DeployContext,
+  pkgdefname: string,
+  dmpackageid: number,
+  user: UserProfile,
+  force = false,
+): Promise<DeployOutcome> {
+  const { row, manifest, structures } = await deployablePackage(context, pkgdefname, dmpackageid, 'deploy');
+  const structural = await structuralChanges(context, manifest);
+  if (structural.length > 0) await requireAdminMode(context, dmpackageid);
+  // System properties are set through the property service's rules (docs/migration.md, "System properties").
+  const propertySets = structures.some(isPropertyStructure)
+    ? await context.properties.prepareSets(user)
+    : undefined;
+  const started = await repository.updatePackage(context.db, dmpackageid, {
+    status: PACKAGE_STATUS.deployInProgress,
+    progressstatus: 'Deploying',
+    changeby: user.userid,
+  });
+  context.progress.began(started);
+  const plan: DeployPlan = { dmpackageid, manifest, structures, structural, propertySets, force };
+  try {
+    const counts = await context.resources.writeWith(
+      user,
+      {},
+      (writer) => writePackage(context, plan, writer, user),
+      () => ({ structure: structures[0]!, uniqueId: 0 }),
+    );
+    if (structural.length > 0) await context.dbconfig.refresh();
+    await propertySets?.refresh();
+    context.onResult?.('deployed');
+    return {
+      warningmsg: `BMXAA8040I - Package ${row.package} was deployed: ${manifest.entries
+        .map((entry) => `${entry.count} ${entry.objectstructure}`)
+        .join(
+          ', ',
+        )} (${counts.added} added, ${counts.changed} changed, ${counts.unchanged} unchanged, ${counts.deleted} deleted).`,
+    };
+  } catch (error) {
+    context.onResult?.('failed');
+    await repository.updatePackage(context.db, dmpackageid, {
+      status: PACKAGE_STATUS.deployError,
+      progressstatus: (isMaximoError(error) ? error.message : 'Deploy failed').slice(0, 200),
+    });
+    throw error;
+  } finally {
+    context.progress.ended(dmpackageid);
+  }
+}
+
+/** The deploy's transaction: drift checked, configuration applied, every record written; the package DEPLOYED. */
+async function writePackage(
+  context: DeployContext,
+  plan: DeployPlan,
+  writer: ResourceWriter,
+  user: UserProfile,
+): Promise<Counts> {
+  const { dmpackageid, manifest, structures, structural, propertySets } = plan;
+  const trx = typedView(writer.db);
+  await repository.lockDeploy(trx, dmpackageid);
+  // The inverse package (docs/migration.md, "Back-out"), opened before the configuration changes.
+  const inverse = await InverseCapture.begin(context, trx, dmpackageid, structural, user);
+  // Before anything is written, and before the structural changes, so both sides hash the same columns.
+  if (!plan.force) await refuseDrift(writer.db, manifest, structures, dmpackageid);
+  const written = await applyStructural(context, structures, structural, trx, user.userid);
+  const total = manifest.entries.reduce((sum, entry) => sum + entry.count, 0);
+  const counts = await syncRecords(
+    trx,
+    { dmpackageid, manifest, structures: written, propertySets, merge: manifest.xmlaction === 'AddChange' },
+    writer.batch(),
+    { refused: recordRefused, inverse },
+    async (done) => {
+      // The records' checks run in JavaScript between the statements (docs/migration.md, "Progress").
+      await giveTurnWhenDue();
+      await context.progress.report(
+        dmpackageid,
+        `Deploying: ${formatCount(done)} of ${formatCount(total)} records`,
+      );
+    },
+  );
+  const deployed = `Deployed: ${counts.added} added, ${counts.changed} changed, ${counts.unchanged} unchanged, ${counts.deleted} deleted`;
+  await inverse.finish(user, deployed);
+  await repository.updatePackage(trx, dmpackageid, {
+    status: PACKAGE_STATUS.deployed,
+    progressstatus: deployed,
+  });
+  return counts;
+}
+
+/** The records of a package, as a deploy and its preview write them. */
+export interface RecordsPlan {
+  dmpackageid: number;
+  manifest: Manifest;
+  /** Per manifest entry, as this transaction sees it (with the attributes it added). */
+  structures: readonly ObjectStructure[];
+  propertySets: PropertySets | undefined;
+  merge: boolean;
+}
+
+/** What the deploy (or its preview) hears of each staged chunk's records. */
+export interface RecordsHooks {
+  /** The error of a refused record (a preview notes it and goes on). */
+  refused(structure: ObjectStructure, keys: readonly StoredValue[], refused: MaximoError): MaximoError;
+  /** The deploy's inverse package (docs/migration.md, "Back-out"): each chunk's prior state, before it is written. */
+  inverse?: InverseCapture;
+  /** A chunk's records and their outcomes, once written. */
+  synced?(
+    structure: ObjectStructure,
+    records: readonly BatchRecord[],
+    outcomes: readonly BatchOutcome[],
+  ): void;
+}
+
+/**
+ * Every record of the package through the batch, a staged chunk at a time (nothing of a chunk kept after it); the
+ * counts. `chunkDone` hears the records done so far after each chunk.
+ */
+export async function syncRecords(
+  trx: Kysely<Database>,
+  plan: RecordsPlan,
+  batch: BatchWriter,
+  hooks: RecordsHooks,
+  chunkDone: (done: number) => Promise<void>,
+): Promise<Counts> {
+  const { dmpackageid, manifest, structures, propertySets } = plan;
+  const counts: Counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
+  let done = 0;
+  for (const [index, entry] of manifest.entries.entries()) {
+    const structure = structures[index]!;
+    for await (const content of repository.stagedChunks(trx, dmpackageid, entry.cfgdataorder)) {
+      const lines = content.split('\n');
+      if (propertySets && isPropertyStructure(structure)) {
+        await hooks.inverse?.properties(structure, entry, lines);
+        for (const line of lines)
+          counts[await deployProperty(propertySets, trx, JSON.parse(line) as JsonRecord)] += 1;
+      } else {
+        const records = lines.map((line) => batchRecord(structure, line, hooks));
+        const prior = await hooks.inverse?.before(structure, entry, records);
+        const outcomes = await batch.sync(structure.root, records, plan.merge, (at, refused) =>
+          hooks.refused(structure, records[at]!.keys, refused),
+        );
+        await hooks.inverse?.after(prior, outcomes);
+        hooks.synced?.(structure, records, outcomes);
+        for (const outcome of outcomes) counts[outcome] += 1;
+      }
+      done += lines.length;
+      await chunkDone(done);
+    }
+  }
+  return counts;
+}
+
+/** One line of a package as a record of a batch: its key values read, a missing one refused. */
+function batchRecord(structure: ObjectStructure, line: string, hooks: RecordsHooks): BatchRecord {
+  const object = structure.root.object;
+  const body = JSON.parse(line) as JsonRecord;
+  let keys: StoredValue[] = [];
+  try {
+    const read = keyValuesOf(object, body, {});
+    keys = read.values;
+    if (read.missing !== undefined)
+      throw errors.requiredField(read.missing, object.name, read.missing, object.name.toLowerCase());
+  } catch (error) {
+    if (!isMaximoError(error)) throw error;
+    throw hooks.refused(structure, keys, error);
+  }
+  return { body, keys, delete: body._action === DELETE_ACTION };
+}
+
+/** The error of a record the target refuses: the structure, the record's key and the reason (EAS0165E). */
+export function recordRefused(
+  structure: ObjectStructure,
+  keys: readonly StoredValue[],
+  refused: MaximoError,
+): MaximoError {
+  const object = structure.root.object;
+  return errors.packageRecordRefused(
+    structure.name,
+    keys.length === 0 ? '' : keyText(object, keys),
+    refused.message,
+    refused.detail.attrName,
+    refusalRemedy(structure, refused),
+  );
+}

@@ -1,0 +1,88 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { DynamicDatabase } from '../db/schema.js';
+import type { ObjectMeta } from '../metadata/registry.js';
+import { columnArray } from './batch-repository.js';
+import type { ColumnLimits } from './column-limits.js';
+import type { Row } from './repository.js';
+import type { StoredValue } from './values.js';
+
+/**
+ * SQL of the batch deletion (src/oslc/batch-delete.ts): the rows of many records, and of their child collections,
+ * locked and deleted with one statement per table, whatever the number of records. Values travel as one array per
+ * column, as in batch-repository.ts.
+ */
+type Db = Kysely<DynamicDatabase>;
+
+/** Locks the rows of these unique ids for the rest of the transaction and answers them whole. */
+export async function lockUniqueIds(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  uniqueIds: readonly number[],
+): Promise<Row[]> {
+  const ids = columnArray(limits, object, object.uniqueId, uniqueIds);
+  const result = await sql<Row>`select * from ${sql.table(object.table)}
+    where ${sql.ref(object.uniqueId)} = any(${ids}) for update`.execute(db);
+  return result.rows;
+}
+
+/** Where `columns` equal one of `tuples` (a tuple with a null part matches nothing, as `in` compares). */
+function matching(
+  limits: ColumnLimits,
+  object: ObjectMeta,
+  columns: readonly string[],
+  tuples: readonly StoredValue[][],
+): RawBuilder<unknown> {
+  const names = sql.join(columns.map((column) => sql.ref(column)));
+  const arrays = columns.map((column, index) =>
+    columnArray(
+      limits,
+      object,
+      column,
+      tuples.map((tuple) => tuple[index] ?? null),
+    ),
+  );
+  return sql`(${names}) in (select * from unnest(${sql.join(arrays)}))`;
+}
+
+/** Locks and answers the rows whose `columns` equal one of `tuples` (the children of many parents). */
+export async function lockMatching(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  columns: readonly string[],
+  tuples: readonly StoredValue[][],
+): Promise<Row[]> {
+  if (tuples.length === 0) return [];
+  const result = await sql<Row>`select * from ${sql.table(object.table)}
+    where ${matching(limits, object, columns, tuples)} for update`.execute(db);
+  return result.rows;
+}
+
+/** Deletes the rows whose `columns` equal one of `tuples` in one statement, and answers them as they were. */
+export async function deleteMatching(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  columns: readonly string[],
+  tuples: readonly StoredValue[][],
+): Promise<Row[]> {
+  if (tuples.length === 0) return [];
+  const result = await sql<Row>`delete from ${sql.table(object.table)}
+    where ${matching(limits, object, columns, tuples)} returning *`.execute(db);
+  return result.rows;
+}
+
+/** Deletes the rows of these unique ids in one statement, and answers them as they were. */
+export async function deleteUniqueIds(
+  db: Db,
+  object: ObjectMeta,
+  limits: ColumnLimits,
+  uniqueIds: readonly number[],
+): Promise<Row[]> {
+  if (uniqueIds.length === 0) return [];
+  const ids = columnArray(limits, object, object.uniqueId, uniqueIds);
+  const result = await sql<Row>`delete from ${sql.table(object.table)}
+    where ${sql.ref(object.uniqueId)} = any(${ids}) returning *`.execute(db);
+  return result.rows;
+}

@@ -52,10 +52,11 @@ export async function startServer(settings: ServerSettings): Promise<ServerProce
   });
   let output = '';
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${name} did not start in ${STARTUP_TIMEOUT_MS / 1000} s:\n${output}`)),
-      STARTUP_TIMEOUT_MS,
-    );
+    const timer = setTimeout(() => {
+      // Not left running: it would go on writing into a data directory the test is about to remove.
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not start in ${STARTUP_TIMEOUT_MS / 1000} s:\n${output}`));
+    }, STARTUP_TIMEOUT_MS);
     const read = (chunk: Buffer) => {
       output += chunk.toString();
       const match = LISTENING.exec(output);

@@ -24,12 +24,21 @@ describe('foreign keys referring to asset', () => {
   const deleteActions = async () => {
     const { rows } = await sql<{ name: string; action: string }>`select conrelid::regclass::text as name,
         confdeltype as action
-      from pg_constraint where contype = 'f' and confrelid = 'asset'::regclass order by 1`.execute(storage.db);
+      from pg_constraint where contype = 'f' and confrelid = 'asset'::regclass order by 1`.execute(
+      storage.db,
+    );
     return Object.fromEntries(rows.map((row) => [row.name.replace(/^.*\./, ''), row.action]));
   };
 
   test('RESTRICT for every table but the status history, which cascades; applied twice, the same', async () => {
-    const expected = { asset: 'r', assetmeter: 'r', assetspec: 'r', assetstatus: 'c', ticket: 'r', workorder: 'r' };
+    const expected = {
+      asset: 'r',
+      assetmeter: 'r',
+      assetspec: 'r',
+      assetstatus: 'c',
+      ticket: 'r',
+      workorder: 'r',
+    };
     assert.deepEqual(await deleteActions(), expected);
     for (const statement of assetReferencesRestrict.statements) await sql.raw(statement).execute(storage.db);
     assert.deepEqual(await deleteActions(), expected);

@@ -143,7 +143,8 @@ export class InverseCapture {
         ? {
             [EXPECTED_FIELD]: driftHash(object, names, after),
             [DEPLOYED_FIELD]: exportRow(object, after),
-            ...(after.rowstamp !== null && after.rowstamp !== undefined && { [DEPLOYED_STAMP_FIELD]: String(after.rowstamp) }),
+            ...(after.rowstamp !== null &&
+              after.rowstamp !== undefined && { [DEPLOYED_STAMP_FIELD]: String(after.rowstamp) }),
           }
         : { [DEPLOYED_FIELD]: null };
       if (!before) {

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { json, type TestApp, startTestApp } from '../../../test/helpers/app.js';
-import { backoutPost, deployed, post, session, type PackageEntry } from '../../../test/helpers/migration-packages.js';
+import {
+  backoutPost,
+  deployed,
+  post,
+  session,
+  type PackageEntry,
+} from '../../../test/helpers/migration-packages.js';
 
 /**
  * The check before a back-out (docs/migration.md, "Back-out"): a record whose root row still carries the rowstamp
@@ -28,7 +34,10 @@ describe('the check before a back-out', () => {
   });
 
   /** The staged record lines of the inverse of a deployed package (its manifest left out). */
-  async function inverseLines(pkgdefname: string, dmpackageid: number): Promise<Array<Record<string, unknown>>> {
+  async function inverseLines(
+    pkgdefname: string,
+    dmpackageid: number,
+  ): Promise<Array<Record<string, unknown>>> {
     const { rows } = await sql<{ content: string }>`select content from dmpkgstaging
       where dmpackageid = ${await inverseOf(pkgdefname, dmpackageid)} order by cfgdataorder, chunk`.execute(
       target.storage.db,
@@ -52,7 +61,9 @@ describe('the check before a back-out', () => {
 
   /** Changes an asset's description in the database itself, around the write path (a new rowstamp all the same). */
   async function setDescription(assetnum: string, description: string): Promise<void> {
-    await sql`update asset set description = ${description} where assetnum = ${assetnum}`.execute(target.storage.db);
+    await sql`update asset set description = ${description} where assetnum = ${assetnum}`.execute(
+      target.storage.db,
+    );
   }
 
   test('the inverse carries the deployed rowstamp; a record rewritten with its own values is no drift', async () => {
@@ -80,7 +91,10 @@ describe('the check before a back-out', () => {
     const refused = await backoutPost(target, 'BOSTAMP2', dmpackageid, cookie);
     assert.equal(refused.statusCode, 409, refused.body);
     assert.equal(json(refused).Error?.reasonCode, 'EAS0180E');
-    assert.match(String(json(refused).Error?.message), /description deployed "Deployed", now "Changed by SQL"/);
+    assert.match(
+      String(json(refused).Error?.message),
+      /description deployed "Deployed", now "Changed by SQL"/,
+    );
     await setDescription('BOSQL', 'Deployed');
     assert.equal((await backoutPost(target, 'BOSTAMP2', dmpackageid, cookie)).statusCode, 200);
   });
@@ -93,7 +107,10 @@ describe('the check before a back-out', () => {
     await setDescription('BOOLD', 'Changed since');
     const refused = await backoutPost(target, 'BOSTAMP3', dmpackageid, cookie);
     assert.equal(json(refused).Error?.reasonCode, 'EAS0180E', refused.body);
-    assert.match(String(json(refused).Error?.message), /description deployed "Deployed", now "Changed since"/);
+    assert.match(
+      String(json(refused).Error?.message),
+      /description deployed "Deployed", now "Changed since"/,
+    );
     await setDescription('BOOLD', 'Deployed');
     const backedOut = await backoutPost(target, 'BOSTAMP3', dmpackageid, cookie);
     assert.equal(backedOut.statusCode, 200, backedOut.body);

@@ -114,7 +114,8 @@ async function unprovenLines(
   const all = lines.map((_, index) => index);
   const stamped = all.filter(
     (index) =>
-      typeof lines[index]![DEPLOYED_STAMP_FIELD] === 'string' && keys[index]!.every((value) => value !== null),
+      typeof lines[index]![DEPLOYED_STAMP_FIELD] === 'string' &&
+      keys[index]!.every((value) => value !== null),
   );
   if (stamped.length === 0 || !limits.column(object, 'rowstamp')) return all;
   const rows = await rowstampsByKeys(

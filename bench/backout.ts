@@ -20,6 +20,8 @@ export interface BackoutSettings {
   databaseUrl: string;
   /** Records the deploy adds, and the back-out deletes again. */
   records: number;
+  /** Where to write a CPU profile of the server over the back-out (`--profile`); none: not profiled. */
+  profileFile?: string | undefined;
   log(message: string): void;
 }
 
@@ -148,7 +150,7 @@ export async function backoutBenchmark(settings: BackoutSettings): Promise<Backo
   try {
     const target = await startServer(
       { script: 'eas.ts', env: { BENCH_DATABASE_URL: databaseUrl, BENCH_SCHEMA: targetSchema } },
-      { profile: false },
+      { profile: settings.profileFile !== undefined },
     );
     servers.push(target);
     log(`backout: package of ${records} records`);
@@ -164,9 +166,11 @@ export async function backoutBenchmark(settings: BackoutSettings): Promise<Backo
     await call(target.baseUrl, '/dm/deploy', posted(ref));
     const deploySeconds = (performance.now() - started) / 1000;
     log('backout: back-out');
+    if (settings.profileFile !== undefined) await target.startProfile();
     started = performance.now();
     const answer = await call(target.baseUrl, '/dm/backout', posted(ref));
     const backoutSeconds = (performance.now() - started) / 1000;
+    if (settings.profileFile !== undefined) await target.stopProfile(settings.profileFile);
     log(`backout: ${String(answer.warningmsg)}`);
     log('backout: baseline INSERTs');
     const insertSeconds = await insertBaseline(databaseUrl, insertSchema, records);

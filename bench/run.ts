@@ -7,6 +7,7 @@ import { compileServers } from './lib/compile.js';
 import { resultsDir, rootDir, runPair, type PairOptions, type PairResult } from './lib/pair.js';
 import { BENCH_DATABASE_URL } from './lib/settings.js';
 import { formatTable } from './lib/table.js';
+import { formatProfile, summarizeProfile } from './lib/profile.js';
 import type { LoadSettings, Pair, Section, SectionContext, StorageKind } from './lib/types.js';
 import { plannedSections, sections } from './sections/index.js';
 import { backoutBenchmark, formatBackout } from './backout.js';
@@ -133,8 +134,12 @@ async function ownMode(positionals: readonly string[], values: Options): Promise
   }
   if (mode === 'backout') {
     const records = Math.round(positiveNumber('records', values.records, 100_000));
-    const result = await backoutBenchmark({ databaseUrl: BENCH_DATABASE_URL, records, log });
+    const profileFile = values.profile ? join(resultsDir, 'profiles', 'backout.cpuprofile') : undefined;
+    if (profileFile) await mkdir(join(resultsDir, 'profiles'), { recursive: true });
+    const result = await backoutBenchmark({ databaseUrl: BENCH_DATABASE_URL, records, profileFile, log });
     process.stdout.write(`\n${formatBackout(result)}\n`);
+    if (profileFile)
+      process.stdout.write(`\n${formatProfile('back-out', await summarizeProfile(profileFile, rootDir))}\n`);
     await mkdir(resultsDir, { recursive: true });
     await writeFile(join(resultsDir, 'backout.json'), `${JSON.stringify(result, null, 2)}\n`);
     return result.verdict === 'PASS' ? 0 : 1;

@@ -8,6 +8,8 @@ interface DatabaseErrorFields {
 
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
+/** A foreign key with ON DELETE RESTRICT on PostgreSQL 17 (PGlite); 15 raises 23503 for it. */
+const RESTRICT_VIOLATION = '23001';
 const NOT_NULL_VIOLATION = '23502';
 /** Class 22 (data exception: out of range, too long, bad date) and class 23 (integrity constraint violation). */
 const INPUT_CLASSES = ['22', '23'];
@@ -29,6 +31,7 @@ export function databaseInputError(error: unknown): MaximoError | undefined {
     case UNIQUE_VIOLATION:
       return errors.duplicateKey('the key values sent', '', '');
     case FOREIGN_KEY_VIOLATION:
+    case RESTRICT_VIOLATION:
       return errors.stillReferenced('record', 'other');
     case NOT_NULL_VIOLATION:
       return errors.badRequest(`A value is required for the attribute ${attrName ?? 'sent'}.`, {

@@ -1,7 +1,13 @@
 import { errors, MaximoError } from '../errors.js';
 
 const PG_UNIQUE_VIOLATION = '23505';
-export const PG_FOREIGN_KEY_VIOLATION = '23503';
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+/** What a foreign key with ON DELETE RESTRICT raises instead on PostgreSQL 17 (PGlite); 15 raises 23503. */
+const PG_RESTRICT_VIOLATION = '23001';
+
+/** Whether a database error refuses a write because a row is referenced (or refers to one missing). */
+export const isForeignKeyViolation = (code: unknown): boolean =>
+  code === PG_FOREIGN_KEY_VIOLATION || code === PG_RESTRICT_VIOLATION;
 const PG_DATA_EXCEPTION_CLASS = '22';
 
 /** A database error as the refusal a client gets (a MaximoError), or the error itself when it is none of them. */
@@ -9,7 +15,7 @@ export function translateDatabaseError(error: unknown): unknown {
   if (error instanceof MaximoError) return error;
   const code = (error as { code?: unknown }).code;
   if (code === PG_UNIQUE_VIOLATION) return errors.duplicateKey('the key values sent', '', '');
-  if (code === PG_FOREIGN_KEY_VIOLATION) return errors.stillReferenced('record', 'other');
+  if (isForeignKeyViolation(code)) return errors.stillReferenced('record', 'other');
   // Class 22 (data exception): a value the client sent that validation let through but the column cannot hold,
   // such as a number beyond the column's precision. Bad input, not a server failure; the database text stays out.
   if (typeof code === 'string' && code.startsWith(PG_DATA_EXCEPTION_CLASS)) {

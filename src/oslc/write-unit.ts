@@ -18,7 +18,7 @@ import {
   joinValues,
 } from './child-entries.js';
 import type { ColumnLimits } from './column-limits.js';
-import { PG_FOREIGN_KEY_VIOLATION } from './database-errors.js';
+import { isForeignKeyViolation } from './database-errors.js';
 import * as repository from './repository.js';
 import type { DependentInsert, Row } from './repository.js';
 import type { SiteSnapshot } from './site-cache.js';
@@ -173,7 +173,7 @@ export class WriteUnit implements ResourceWriter {
     try {
       await repository.deleteRow(this.db, object, uniqueId);
     } catch (error) {
-      if ((error as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) {
+      if (isForeignKeyViolation((error as { code?: unknown }).code)) {
         throw errors.stillReferenced(object.name, 'other');
       }
       throw error;

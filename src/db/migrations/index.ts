@@ -20,6 +20,7 @@ import { federatedSessions } from './0018-federated-sessions.js';
 import { corsProperties } from './0019-cors-properties.js';
 import { deploymentIdentity } from './0020-deployment-identity.js';
 import { migrationBackout } from './0022-migration-backout.js';
+import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -47,6 +48,7 @@ export const migrations: readonly Migration[] = [
   corsProperties,
   deploymentIdentity,
   migrationBackout,
+  assetReferencesRestrict,
 ];
 
 export const migrationProvider: MigrationProvider = {

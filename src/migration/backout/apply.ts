@@ -24,7 +24,7 @@ import type { PackageRow } from '../repository.js';
 import { requireAdminMode } from '../target/admin-mode.js';
 import type { DeployProgress } from '../target/progress.js';
 import type { Manifest } from '../transfer/package-file.js';
-import { DEPLOYED_FIELD } from './capture.js';
+import { DEPLOYED_FIELD, DEPLOYED_STAMP_FIELD } from './capture.js';
 import { refuseBackoutDrift } from './check.js';
 import { restoreProperty } from './properties.js';
 import { chunksLastFirst, findInverse, historyOf, insertHistory } from './repository.js';
@@ -222,6 +222,7 @@ function inverseRecord(structure: ObjectStructure, line: string): BatchRecord {
   const {
     [EXPECTED_FIELD]: _expected,
     [DEPLOYED_FIELD]: _deployed,
+    [DEPLOYED_STAMP_FIELD]: _stamp,
     ...body
   } = JSON.parse(line) as JsonRecord;
   const keys: StoredValue[] = keyValuesOf(structure.root.object, body, {}).values;

@@ -24,6 +24,13 @@ import { findInverse, insertHistory, insertInverse, propertyValues } from './rep
 /** Field of an inverse line: the deployed root row's values, or null when the deploy left no record. */
 export const DEPLOYED_FIELD = '_deployed';
 
+/**
+ * Field of an inverse line: the rowstamp the deploy left on the record's root row (absent when it left none, or in an
+ * inverse captured before it was kept). Every write renews a rowstamp, so a root row that still carries it is as the
+ * deploy left it, and the back-out's check needs no hash of it (check.ts).
+ */
+export const DEPLOYED_STAMP_FIELD = '_deployedstamp';
+
 type Structural = NonNullable<Manifest['backout']>['structural'];
 
 /** One deploy chunk's records and their state before it was written. */
@@ -133,7 +140,12 @@ export class InverseCapture {
       const after = deployed.get(key);
       if (!before && !after) continue;
       const guard = after
-        ? { [EXPECTED_FIELD]: driftHash(object, names, after), [DEPLOYED_FIELD]: exportRow(object, after) }
+        ? {
+            [EXPECTED_FIELD]: driftHash(object, names, after),
+            [DEPLOYED_FIELD]: exportRow(object, after),
+            ...(after.rowstamp !== null &&
+              after.rowstamp !== undefined && { [DEPLOYED_STAMP_FIELD]: String(after.rowstamp) }),
+          }
         : { [DEPLOYED_FIELD]: null };
       if (!before) {
         const keyRecord = Object.fromEntries(

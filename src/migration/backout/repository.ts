@@ -43,6 +43,23 @@ export async function rowsByKeys(
   return result.rows;
 }
 
+/**
+ * The key values and rowstamp of the stored rows of `object` whose keys are among `keyTuples` (none with a null
+ * part), in one statement: what the back-out's check compares before it reads whole rows.
+ */
+export async function rowstampsByKeys(
+  db: Dynamic,
+  limits: ColumnLimits,
+  object: ObjectMeta,
+  keyTuples: readonly (readonly StoredValue[])[],
+): Promise<Row[]> {
+  if (keyTuples.length === 0) return [];
+  const columns = sql.join([...object.keys, 'rowstamp'].map((column) => sql.ref(column)));
+  const result = await sql<Row>`select ${columns} from ${sql.table(object.table)}
+    where ${tuplesIn(limits, object, object.keys, keyTuples)}`.execute(db);
+  return result.rows;
+}
+
 /** The rows of a child collection under any of `parents`, in one statement, in unique id order. */
 export async function childRows(
   db: Dynamic,

@@ -73,7 +73,7 @@ export async function findPackage(db: Db, dmpackageid: number): Promise<PackageR
  * own never wait for each other's deploys of a package with the same number.
  */
 export async function lockDeploy(db: Db, dmpackageid: number): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.dmpackage'), ${dmpackageid}::int)`.execute(
+  await sql`select pg_advisory_xact_lock(hashtext(coalesce(current_schema(), '') || '.dmpackage'), ${dmpackageid}::int)`.execute(
     db,
   );
 }

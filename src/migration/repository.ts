@@ -68,10 +68,14 @@ export async function findPackage(db: Db, dmpackageid: number): Promise<PackageR
 
 /**
  * Serializes deploys of one package for the rest of the transaction: an advisory lock rather than the row's, so the
- * deploy's progress can still be written to the row meanwhile (docs/migration.md, "Progress").
+ * deploy's progress can still be written to the row meanwhile (docs/migration.md, "Progress"). Advisory locks belong
+ * to the whole database: the key names the schema too, so that deployments sharing a database in schemas of their
+ * own never wait for each other's deploys of a package with the same number.
  */
 export async function lockDeploy(db: Db, dmpackageid: number): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext('dmpackage'), ${dmpackageid}::int)`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtext(coalesce(current_schema(), '') || '.dmpackage'), ${dmpackageid}::int)`.execute(
+    db,
+  );
 }
 
 /** The progress text of a package in the given status (a no-op once it moved on). */

@@ -123,6 +123,8 @@ export class BatchWriter {
   private trialOf: ((index: number, stored: Row | undefined) => void) | undefined;
   /** Deletions waiting to be removed together (batch-delete.ts), flushed before any other record. */
   private readonly deletes: BatchDelete;
+  /** Set by `keepInserted`: the root rows the multi-row inserts answered since the last `takeInserted`. */
+  private inserted: Row[] | undefined;
 
   constructor(private readonly unit: BatchUnit) {
     this.memo = new ReferenceMemo(unit.db, () => [...this.pending, ...this.writing]);
@@ -140,19 +142,45 @@ export class BatchWriter {
   }
 
   /**
+   * Makes the batch keep the rows its multi-row inserts answer (`returning *`), for a caller that needs the stored
+   * rows of the records it added (a deploy's inverse package) without reading them again; see `takeInserted`.
+   */
+  keepInserted(): this {
+    this.inserted = [];
+    return this;
+  }
+
+  /**
+   * The stored rows of the records added by multi-row inserts since the last call (only with `keepInserted`), as
+   * the database answered them: those of records that sent no child entries (a child's write may touch its parent).
+   */
+  takeInserted(): Row[] {
+    const rows = this.inserted ?? [];
+    if (this.inserted) this.inserted = [];
+    return rows;
+  }
+
+  /**
    * Adds, changes or deletes each record at the root of `node`, matched by its key values, with the outcome writing
    * them one by one in order would have (a later record sees the earlier ones). Additions are batched; changes,
    * deletions, additions whose object has write rules or needs an autokey, and every child collection go through
-   * the per-record writer. A refused record stops the batch with `refused(index, error)`.
+   * the per-record writer. A refused record stops the batch with `refused(index, error)`. `known`: the stored rows
+   * among the records' keys, when the caller has just read them in the same transaction (a deploy's inverse package
+   * reads them first): the batch then does not read them again.
    */
   async sync(
     node: StructureNode,
     records: readonly BatchRecord[],
     merge: boolean,
     refused: Refusal,
+    known?: readonly Row[],
   ): Promise<BatchOutcome[]> {
     const object = node.object;
-    const stored = this.covers(object) ? await this.existingRows(object, records) : new Map<string, Row>();
+    const stored = !this.covers(object)
+      ? new Map<string, Row>()
+      : known
+        ? new Map(known.map((row) => [keyText(object.keys.map((name) => row[name] ?? null)), row]))
+        : await this.existingRows(object, records);
     const children = await storedChildren(
       this.unit,
       node,
@@ -411,6 +439,13 @@ export class BatchWriter {
       object,
       inserted.map(({ row }) => row),
     );
+    if (this.inserted) {
+      for (const { entry, row } of inserted) {
+        const children = entry.node.children;
+        if (children.every((child) => this.unit.childEntries(entry.body, child.name).length === 0))
+          this.inserted.push(row);
+      }
+    }
     for (const { entry, row } of inserted) {
       try {
         await this.observe(object, row);

@@ -5,6 +5,7 @@ import type { AttributeChange } from '../../dbconfig/service.js';
 import type { ObjectStructure } from '../../metadata/registry.js';
 import type { BatchOutcome, BatchRecord } from '../../oslc/batch-writer.js';
 import { ColumnLimits } from '../../oslc/column-limits.js';
+import type { Row } from '../../oslc/repository.js';
 import type { MigrationContext } from '../context.js';
 import { EXPECTED_FIELD, driftAttributes, driftHash } from '../drift.js';
 import { DELETE_ACTION, describeCounts, jsonValue, type JsonRecord } from '../packages.js';
@@ -114,26 +115,37 @@ export class InverseCapture {
     };
   }
 
-  /** The inverse of a written chunk: per record the deploy added, changed or deleted, what restores it. */
-  async after(prior: ChunkPrior | undefined, outcomes: readonly BatchOutcome[]): Promise<void> {
+  /**
+   * The inverse of a written chunk: per record the deploy added, changed or deleted, what restores it. `inserted`:
+   * the stored rows the batch's inserts answered (BatchWriter.takeInserted); a record added once and found there is
+   * not read again, which is what a package of new records is made of.
+   */
+  async after(
+    prior: ChunkPrior | undefined,
+    outcomes: readonly BatchOutcome[],
+    inserted: readonly Row[] = [],
+  ): Promise<void> {
     if (!prior) return;
     const { structure, records, stored } = prior;
     const object = structure.root.object;
     const names = driftAttributes(object);
-    const written = new Map<string, { record: BatchRecord; times: number }>();
+    const written = new Map<string, { record: BatchRecord; times: number; added: boolean }>();
     records.forEach((record, index) => {
       const key = keyText(record.keys);
       const seen = written.get(key);
       if (seen) seen.times += 1;
-      else if (outcomes[index] !== 'unchanged') written.set(key, { record, times: 1 });
+      else if (outcomes[index] !== 'unchanged')
+        written.set(key, { record, times: 1, added: outcomes[index] === 'added' });
     });
-    const deployedRows = await rootRows(
-      dynamicView(this.db),
-      this.limits,
-      object,
-      [...written.values()].map(({ record }) => record.keys),
-    );
-    const deployed = new Map(deployedRows.map((row) => [rowKey(object, row), row]));
+    const deployed = new Map<string, Row>();
+    for (const row of inserted) {
+      const key = rowKey(object, row);
+      const record = written.get(key);
+      if (record?.added && record.times === 1) deployed.set(key, row);
+    }
+    const toRead = [...written].filter(([key]) => !deployed.has(key)).map(([, { record }]) => record.keys);
+    for (const row of await rootRows(dynamicView(this.db), this.limits, object, toRead))
+      deployed.set(rowKey(object, row), row);
     const lines: string[] = [];
     for (const [key, { record, times }] of written) {
       const before = stored.get(key);

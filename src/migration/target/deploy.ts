@@ -129,7 +129,8 @@ async function writePackage(
   const counts = await syncRecords(
     trx,
     { dmpackageid, manifest, structures: written, propertySets, merge: manifest.xmlaction === 'AddChange' },
-    writer.batch(),
+    // The inverse of an added record is built from the row its insert answered, not read again.
+    writer.batch().keepInserted(),
     { refused: recordRefused, inverse },
     async (done) => {
       // The records' checks run in JavaScript between the statements (docs/migration.md, "Progress").
@@ -198,10 +199,16 @@ export async function syncRecords(
       } else {
         const records = lines.map((line) => batchRecord(structure, line, hooks));
         const prior = await hooks.inverse?.before(structure, entry, records);
-        const outcomes = await batch.sync(structure.root, records, plan.merge, (at, refused) =>
-          hooks.refused(structure, records[at]!.keys, refused),
+        // The inverse package has read the chunk's stored rows just now: the batch matches against those.
+        const known = prior && [...prior.stored.values()].map(({ row }) => row);
+        const outcomes = await batch.sync(
+          structure.root,
+          records,
+          plan.merge,
+          (at, refused) => hooks.refused(structure, records[at]!.keys, refused),
+          known,
         );
-        await hooks.inverse?.after(prior, outcomes);
+        await hooks.inverse?.after(prior, outcomes, batch.takeInserted());
         hooks.synced?.(structure, records, outcomes);
         for (const outcome of outcomes) counts[outcome] += 1;
       }

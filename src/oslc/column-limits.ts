@@ -19,11 +19,27 @@ const INTEGER_RANGES: Readonly<Record<string, readonly [number, number]>> = {
  * 9999) is checked before the write, with a 400 naming the attribute, whatever migration added the column.
  */
 export class ColumnLimits {
-  private constructor(private readonly columns: ReadonlyMap<string, ColumnCatalogRow>) {}
+  private static loaded = 0;
+  /** Tells catalogs apart: a statement compiled from one catalog's columns is kept under its version. */
+  readonly version = (ColumnLimits.loaded += 1);
+  private readonly tables = new Map<string, string[]>();
+
+  private constructor(private readonly columns: ReadonlyMap<string, ColumnCatalogRow>) {
+    for (const row of columns.values()) {
+      const names = this.tables.get(row.table);
+      if (names) names.push(row.column);
+      else this.tables.set(row.table, [row.column]);
+    }
+  }
 
   static async load<DB>(db: Kysely<DB>): Promise<ColumnLimits> {
     const rows = await loadColumnCatalog(db);
     return new ColumnLimits(new Map(rows.map((row) => [`${row.table}.${row.column}`, row])));
+  }
+
+  /** Every column of a table, in the catalog's order (empty for a table it does not know). */
+  columnsOf(table: string): readonly string[] {
+    return this.tables.get(table) ?? [];
   }
 
   /** The catalog entry of an attribute's column, if the object's table has one of that name. */

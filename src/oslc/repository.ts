@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import { BoundedCache } from '../util/bounded-cache.js';
+import { preparedStatement } from '../db/prepared-statements.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import type { ObjectMeta } from '../metadata/registry.js';
 import type { StoredValue } from './values.js';
@@ -121,6 +122,8 @@ interface InsertShape {
     columns: ReadonlyArray<{ name: string; from?: string; input?: number }>;
   }>;
   notify?: { channel: number; payloads: readonly number[] };
+  /** The columns the statement answers with, by name (a prepared statement's answer must not change). */
+  returned: readonly string[];
 }
 
 /** A compiled shape: its SQL, and the input each parameter takes, in parameter order. */
@@ -150,14 +153,16 @@ export async function insertUnlessKeyTaken(
   keyValues: readonly StoredValue[],
   dependents: readonly DependentInsert[],
   /** Sent once when the record is inserted, never when it is refused. */
-  notifications?: InsertNotifications,
+  notifications: InsertNotifications | undefined,
+  /** The table's columns (the row answered), and the version of the catalog they come from. */
+  returned: { columns: readonly string[]; version: number },
 ): Promise<Row | undefined> {
   const inputs: unknown[] = [];
   const input = (value: unknown): number => inputs.push(value) - 1;
   // What tells shapes apart, each part marked with its kind (the same shape numbers its inputs alike): cheaper than
   // the shape's JSON.
   const key: string[] = [object.table];
-  const shape: InsertShape = {
+  const shape: Omit<InsertShape, 'returned'> = {
     table: object.table,
     columns: Object.keys(values).map((name) => {
       key.push(`c ${name}`);
@@ -188,11 +193,16 @@ export async function insertUnlessKeyTaken(
         notify: { channel: input(notifications.channel), payloads: notifications.payloads.map(input) },
       }),
   };
-  key.push(`n ${shape.notify?.payloads.length ?? 0}`);
-  // Building and compiling the statement costs more CPU than the rest of a create: done once per shape.
+  key.push(`n ${shape.notify?.payloads.length ?? 0}`, `r ${returned.version}`);
+  // Building and compiling the statement costs more CPU than the rest of a create: done once per shape. PostgreSQL
+  // plans it once per connection too: it is a prepared statement (src/db/prepared-statements.ts).
   const compiled = compiledInserts.getOrCompute(key.join('\u0000'), () => {
-    const query = insertStatement(shape).compile(db);
-    return { sql: query.sql, inputs: query.parameters.map((parameter) => (parameter as Input).index) };
+    const query = insertStatement({ ...shape, returned: returned.columns }).compile(db);
+    return {
+      // Only a statement that names its answer's columns may be kept prepared.
+      sql: returned.columns.length > 0 ? preparedStatement(query.sql) : query.sql,
+      inputs: query.parameters.map((parameter) => (parameter as Input).index),
+    };
   });
   const result = await db.executeQuery<Row>(
     CompiledQuery.raw(
@@ -231,8 +241,13 @@ function insertStatement(shape: InsertShape): RawBuilder<Row> {
         notify.payloads.map((payload) => sql`pg_notify(${value(notify.channel)}, ${value(payload)})`),
       )} from inserted)`
     : sql``;
+  // The answer names its columns: a column added later (database configuration) must not change a kept plan's.
+  const answer =
+    shape.returned.length > 0
+      ? sql.join(shape.returned.map((name) => sql.ref(`inserted.${name}`)))
+      : sql`inserted.*`;
   return sql<Row>`with inserted as (${inserted})${sql.join(writes, sql``)}${notified}
-    select inserted.* from inserted${notify ? sql`, notified` : sql``}`;
+    select ${answer} from inserted${notify ? sql`, notified` : sql``}`;
 }
 
 export async function updateRow(

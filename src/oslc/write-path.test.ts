@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { countStatements } from '../../test/helpers/statements.js';
 import { dynamicView } from '../db/schema.js';
@@ -104,6 +105,51 @@ describe('write path', () => {
       ['begin', 'commit'],
       'a create with child entries is one transaction',
     );
+  });
+
+  test('on PostgreSQL the create is a prepared statement, and a column added to its table leaves it working', async (context) => {
+    if (t.storage.kind !== 'postgres') {
+      context.skip('PGlite prepares nothing (src/db/prepared-statements.ts)');
+      return;
+    }
+    const sent: unknown[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent.push(args[0]);
+      return (query as (...parameters: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      assert.equal((await createAsset('WP-PREP-0', 'BEDFORD')).statusCode, 201);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    const insert = sent.find(
+      (config): config is { name: string; text: string } =>
+        typeof config === 'object' &&
+        config !== null &&
+        /insert into "asset"/.test(String((config as { text?: unknown }).text)),
+    );
+    assert.match(insert?.name ?? '', /^eas_[0-9a-f]{24}$/, 'the insert is sent under a name');
+    // Every connection of the pool prepares it; then the table gains a column, as applying configuration does.
+    const burst = async (prefix: string) =>
+      (
+        await Promise.all(
+          Array.from({ length: 12 }, (_, index) => createAsset(`${prefix}-${index}`, 'BEDFORD')),
+        )
+      ).map((created) => `${created.statusCode} ${created.statusCode === 201 ? '' : created.body}`);
+    assert.deepEqual(await burst('WP-PREP-A'), Array(12).fill('201 '));
+    await sql`alter table asset add column wpprobe varchar(8)`.execute(t.storage.db);
+    try {
+      assert.deepEqual(await burst('WP-PREP-B'), Array(12).fill('201 '));
+      const created = await createAsset('WP-PREP-C', 'BEDFORD');
+      assert.match(
+        String(created.headers.location),
+        new RegExp(`/mxapiasset/${encodeRestId(['WP-PREP-C', 'BEDFORD'])}$`),
+      );
+      assert.equal((await historyOf('WP-PREP-C')).length, 1);
+    } finally {
+      await sql`alter table asset drop column wpprobe`.execute(t.storage.db);
+    }
   });
 
   test('a site created or deleted through the write path is what the next create validates against', async () => {

@@ -281,6 +281,7 @@ export class WriteUnit implements ResourceWriter {
       keyValues,
       history ? [history.insert] : [],
       { channel: this.bus.channelName('object'), payloads: notifying },
+      { columns: this.limits.columnsOf(object.table), version: this.limits.version },
     );
     if (!row) throw duplicateKey(object, values);
     if (history) this.written.add(history.object.name);

@@ -6,6 +6,7 @@ import { copyClusterTemplate } from './cluster-template.js';
 import { lockDataDirectory } from './data-dir-lock.js';
 import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { namePreparedStatements } from './prepared-statements.js';
 import { migrationProvider, migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { DATE_OID, parseDate, parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
@@ -150,7 +151,10 @@ async function openPostgres(options: PostgresOptions): Promise<Storage> {
   // dropped by the pool, which then emits `error`: unheard, that would end the process. A client checked out by
   // a query emits `error` too; the query fails with it (503, see src/db/faults.ts) and the pool replaces the
   // client on release. Neither error is a reason to stop.
-  pool.on('connect', (client) => client.on('error', fault));
+  pool.on('connect', (client) => {
+    client.on('error', fault);
+    namePreparedStatements(client);
+  });
   // The idle client's error was heard (and logged) by its own listener above.
   pool.on('error', () => undefined);
   const connectListener = async () => {

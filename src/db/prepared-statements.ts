@@ -3,7 +3,7 @@ import type pg from 'pg';
 /*
  * Statements PostgreSQL keeps parsed (and, when its generic plan is as good, planned) per connection: the compiled
  * statements of repeated query shapes (src/oslc/query/execute.ts) are sent by name, so that a connection parses
- * each once instead of once per request (docs/performance.md, "Prepared statements"). Values stay bound parameters.
+ * each once instead of once per request (src/oslc/query/README.md, "Compiled statements"). Values stay bound.
  */
 
 /**

@@ -97,7 +97,25 @@ function serializerOf(node: NodePlan, lean: boolean): NodeText | undefined {
   return (lean ? texts.lean : texts.namespaced) ?? undefined;
 }
 
-const valueText = (value: StoredValue): string => JSON.stringify(toJson(value));
+/** Whether JSON writes `text` other than as it is: quotes, backslashes, control characters, surrogates. */
+function needsEscape(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return true;
+  }
+  return false;
+}
+
+/** A string as JSON text: most values need no escape, and a scan is cheaper than JSON.stringify's set-up. */
+const stringText = (text: string): string => (needsEscape(text) ? JSON.stringify(text) : `"${text}"`);
+
+/** A value as JSON writes it (numbers without a JSON form are null, as JSON.stringify writes them). */
+function valueText(value: StoredValue): string {
+  const json = toJson(value);
+  if (typeof json === 'string') return stringText(json);
+  if (typeof json === 'number') return Number.isFinite(json) ? String(json) : 'null';
+  return String(json);
+}
 
 /** The attributes of a member and its `_rowstamp`, each followed by a comma (response.ts, attributesJson). */
 function attributesText(text: NodeText, record: MemberRecord, options: ResponseOptions): string {
@@ -111,13 +129,12 @@ function attributesText(text: NodeText, record: MemberRecord, options: ResponseO
     out += `${step.key}${valueText(value)},`;
     if (step.domainId && value !== null) {
       const domainValue = options.domains.find(step.domainId, value, siteid, orgid);
-      if (domainValue?.description)
-        out += `${step.descriptionKey}${JSON.stringify(domainValue.description)},`;
+      if (domainValue?.description) out += `${step.descriptionKey}${stringText(domainValue.description)},`;
       if (options.internalValues && domainValue?.maxvalue)
-        out += `${step.maxvalueKey}${JSON.stringify(domainValue.maxvalue)},`;
+        out += `${step.maxvalueKey}${stringText(domainValue.maxvalue)},`;
     }
   }
-  return `${out}"_rowstamp":${JSON.stringify(String(values.rowstamp))},`;
+  return `${out}"_rowstamp":${stringText(String(values.rowstamp))},`;
 }
 
 /** The child collections of a member, each preceded by a comma (response.ts, childrenJson). */
@@ -140,8 +157,8 @@ function childrenText(
         ...row.node.object.keys.map((key) => keyPart(row.values[key])),
       ]);
       return (
-        `{${attributesText(child.node, row, options)}${aboutKey}${JSON.stringify(anchor)},` +
-        `"localref":${JSON.stringify(localref)}${childrenText(child.node, row, localref, options)}}`
+        `{${attributesText(child.node, row, options)}${aboutKey}${stringText(anchor)},` +
+        `"localref":${stringText(localref)}${childrenText(child.node, row, localref, options)}}`
       );
     });
     out += `,${child.key}[${parts.join(',')}]`;
@@ -157,12 +174,12 @@ export function memberText(record: MemberRecord, options: ResponseOptions): stri
   const text = serializerOf(record.node, options.lean);
   if (!text) return undefined;
   const href = memberHref(record, options);
-  const hrefText = JSON.stringify(href);
+  const hrefText = stringText(href);
   if (!hasSelection(record.node))
     return options.lean ? `{"href":${hrefText}}` : `{"rdf:resource":${hrefText}}`;
   let out = `{${attributesText(text, record, options)}${options.lean ? '"href":' : '"rdf:about":'}${hrefText}`;
   if (options.collectionRefs) {
-    for (const [key, suffix] of text.collectionRefs) out += `,${key}${JSON.stringify(href + suffix)}`;
+    for (const [key, suffix] of text.collectionRefs) out += `,${key}${stringText(href + suffix)}`;
   }
   return `${out}${childrenText(text, record, href, options)}}`;
 }

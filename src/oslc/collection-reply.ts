@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectionHref } from '../http/links.js';
 import { readFlag } from '../http/query-string.js';
-import { sendEncodedJson, sendJson } from '../http/reply.js';
+import { sendJson } from '../http/reply.js';
 import type { ObjectStructure } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { readCollectionParams, type CollectionParams } from './collection-params.js';
@@ -15,8 +15,7 @@ import {
   type QueryPlan,
   type SelectClause,
 } from './query/index.js';
-import { collectionText, memberTexts } from './member-text.js';
-import { collectionJson, memberJson, type PageInfo, type ResponseOptions } from './response.js';
+import { collectionJson, memberJson, type ResponseOptions } from './response.js';
 import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
 import type { PageOfMembers } from './resource-reader.js';
 import { toJson } from './values.js';
@@ -180,28 +179,27 @@ export async function sendCollection(
   const shaping = { ...responseOptions, domains: page.domains };
   const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
   const render = scope.member;
-  const info: PageInfo = {
-    ...(scope.collectionHref !== undefined && { collectionHref: scope.collectionHref }),
-    href: `${base}${texts.visible}`,
-    pageNumber: params.pageNumber,
-    ...(page.hasMore && { nextHref: pageHref(base, texts, params.pageNumber + 1, stableId) }),
-    // Stable pages are read forwards only (src/oslc/query/README.md, "Paging").
-    ...(params.pageNumber > 1 &&
-      stableId === undefined && { previousHref: pageHref(base, texts, params.pageNumber - 1) }),
-    ...(page.totalCount !== undefined && {
-      totalCount: page.totalCount,
-      totalPages: Math.ceil(page.totalCount / pageSize),
-    }),
-    ...(readFlag((request.query as Record<string, string>).addschema) === true && {
-      schema: selectedSchema(structure, plan.root, [], options.root, shaping.osName),
-    }),
-  };
-  // Members of the structure's own form are written by their selection's serializer (member-text.ts).
-  const written = render === undefined ? memberTexts(page.members, shaping) : undefined;
-  if (written !== undefined)
-    return sendEncodedJson(reply, Buffer.from(collectionText(written, info, shaping)));
-  const members = page.members.map((member, index) =>
-    render === undefined ? memberJson(member, shaping) : render(member, shaping, index),
+  const json = collectionJson(
+    page.members.map((member, index) =>
+      render === undefined ? memberJson(member, shaping) : render(member, shaping, index),
+    ),
+    {
+      ...(scope.collectionHref !== undefined && { collectionHref: scope.collectionHref }),
+      href: `${base}${texts.visible}`,
+      pageNumber: params.pageNumber,
+      ...(page.hasMore && { nextHref: pageHref(base, texts, params.pageNumber + 1, stableId) }),
+      // Stable pages are read forwards only (src/oslc/query/README.md, "Paging").
+      ...(params.pageNumber > 1 &&
+        stableId === undefined && { previousHref: pageHref(base, texts, params.pageNumber - 1) }),
+      ...(page.totalCount !== undefined && {
+        totalCount: page.totalCount,
+        totalPages: Math.ceil(page.totalCount / pageSize),
+      }),
+      ...(readFlag((request.query as Record<string, string>).addschema) === true && {
+        schema: selectedSchema(structure, plan.root, [], options.root, shaping.osName),
+      }),
+    },
+    shaping,
   );
-  return sendJson(reply, 200, collectionJson(members, info, shaping));
+  return sendJson(reply, 200, json);
 }

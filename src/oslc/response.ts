@@ -41,7 +41,7 @@ export function restIdOfValues(object: ObjectMeta, values: Readonly<Record<strin
   return encodeRestId(object.keys.map((key) => keyPart(values[key])));
 }
 
-export function keyPart(value: StoredValue | undefined): string | number | boolean | null {
+function keyPart(value: StoredValue | undefined): string | number | boolean | null {
   if (value === undefined || value === null) return null;
   return value instanceof Date ? (toJson(value) as string) : value;
 }
@@ -50,7 +50,7 @@ export function memberHref(record: MemberRecord, options: ResponseOptions): stri
   return resourceHref(options.links, options.osName, restIdOf(record));
 }
 
-export const hasSelection = (node: NodePlan): boolean =>
+const hasSelection = (node: NodePlan): boolean =>
   node.attributes.length > 0 || node.related.length > 0 || node.children.length > 0;
 
 /** One member of a collection, or a single resource. */
@@ -69,7 +69,7 @@ export function memberJson(record: MemberRecord, options: ResponseOptions): Json
 }
 
 /** How one selected attribute is written: its JSON names, worked out once per plan instead of once per member. */
-export interface AttributeShape {
+interface AttributeShape {
   attribute: SelectedAttribute['attribute'];
   key: string;
   descriptionKey: string;
@@ -78,7 +78,7 @@ export interface AttributeShape {
 
 const shapesByNode = new WeakMap<NodePlan, { lean: AttributeShape[]; namespaced: AttributeShape[] }>();
 
-export function attributeShapes(node: NodePlan, lean: boolean): readonly AttributeShape[] {
+function attributeShapes(node: NodePlan, lean: boolean): readonly AttributeShape[] {
   let shapes = shapesByNode.get(node);
   if (!shapes) {
     const relatedRoots = new Set(node.related.map((related) => related.jsonPath[0]));

@@ -42,8 +42,11 @@ type QueryFunction = (...args: unknown[]) => unknown;
  * answer) is named; every other call passes through unchanged.
  */
 export function namePreparedStatements(client: pg.ClientBase): void {
-  const original = client.query as unknown as QueryFunction;
+  // The class's method is looked up on each call, not kept: whatever wraps it later (instrumentation, the tests'
+  // statement counter) still sees every statement.
+  const prototype = Object.getPrototypeOf(client) as { query: QueryFunction };
   const query: QueryFunction = (...args) => {
+    const original = prototype.query;
     const [text, values] = args;
     const name = args.length === 2 && typeof text === 'string' ? preparedName(text) : undefined;
     if (name === undefined || !Array.isArray(values)) return Reflect.apply(original, client, args);

@@ -1,38 +1,46 @@
-import { createHash } from 'node:crypto';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 
 /**
- * Named (server-side) prepared statements on PostgreSQL, for the few statements the service sends again and again
- * with other values only (src/db/README.md, "Prepared statements"). PostgreSQL parses, analyses and plans an unnamed
- * statement afresh every time; a named one is parsed once per connection, and its plan is kept. For the create's
- * one statement (an insert, its status history and its key check) that planning is most of what the database
- * spends on it.
+ * Named (server-side) prepared statements on PostgreSQL, for the statements the service sends again and again with
+ * other values only: the create's one statement and the compiled statements of repeated query shapes
+ * (src/db/README.md, "Prepared statements"). PostgreSQL parses, analyses and plans an unnamed statement afresh every
+ * time; a named one is parsed once per connection, and its plan is kept.
  *
  * Kysely's driver hands `pg` the SQL text and the values only, so the names are kept here, by text: a repository
  * marks a compiled text with `preparedStatement`, and the pool given to Kysely sends every marked text under its
- * name. A statement sent under a name must return the same columns for as long as the connection lives (PostgreSQL
- * refuses a kept plan whose result changed): a marked statement names the columns it returns, never `*`.
+ * name. A statement kept prepared must return the same columns for as long as the connection lives (PostgreSQL
+ * refuses a kept plan whose result changed): one that may outlive a change of its tables either names its columns
+ * or is compiled afresh, under a new name, once the metadata changes (`forgetPrepared`).
  */
-
-/** Texts marked, each with its name; bounded, as the texts are (a few compiled shapes per object). */
-const names = new Map<string, string>();
-const MARKED_KEPT = 1024;
 
 /**
- * Marks an SQL text as one to prepare and answers it. The name is the text's digest, so one text has one name on
- * every connection and two texts never share one. Past the bound a text is simply sent unnamed.
+ * At most this many texts are named in a process: every connection of the pool may end up holding each of them,
+ * and `pg` never deallocates a statement. Texts beyond are sent unnamed, as any other statement.
  */
+const STATEMENTS_NAMED = 512;
+
+/** SQLSTATE of "cached plan must not change result type": a table of a named statement changed under it. */
+const CACHED_PLAN_CHANGED = '0A000';
+
+const names = new Map<string, string>();
+/** Never reused: a connection refuses a name it knows with another text, and keeps one it knows broken. */
+let nextName = 0;
+
+/** Marks an SQL text as one to send by name (up to the limit of names) and answers it. */
 export function preparedStatement(text: string): string {
-  if (!names.has(text) && names.size < MARKED_KEPT) {
-    names.set(text, `eas_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`);
-  }
+  if (!names.has(text) && names.size < STATEMENTS_NAMED) names.set(text, `eas_${nextName++}`);
   return text;
 }
 
-/** The name a text is sent under, if it was marked. */
-export function preparedNameOf(text: string): string | undefined {
+/** The name `text` is sent under, if it was marked. */
+export function preparedName(text: string): string | undefined {
   return names.get(text);
+}
+
+/** Forgets every name (the metadata changed): texts marked again are prepared afresh under new names. */
+export function forgetPrepared(): void {
+  names.clear();
 }
 
 /**
@@ -63,7 +71,12 @@ class PreparingClient {
     if (typeof sql !== 'string') return this.client.query(sql);
     const name = names.get(sql);
     if (name === undefined) return this.client.query(sql, parameters);
-    return this.client.query({ name, text: sql, values: parameters });
+    return this.client.query({ name, text: sql, values: parameters }).catch((error: unknown) => {
+      // Another process changed a table this statement reads (its text is the same): run it unnamed this time;
+      // this process forgets its names once it hears of the change.
+      if ((error as { code?: unknown }).code !== CACHED_PLAN_CHANGED) throw error;
+      return this.client.query(sql, parameters);
+    });
   }
 
   release(): void {

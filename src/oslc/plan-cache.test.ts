@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { sql } from 'kysely';
+import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { preparedName } from '../db/prepared-statements.js';
+import { dynamicView } from '../db/schema.js';
+import { CompiledPages } from './query/execute.js';
 import { readCollectionParams } from './collection-params.js';
 
 // Plans are kept by the texts of the request; this file grows the metadata, so it has an app of its own.
@@ -55,4 +59,87 @@ describe('reuse of query plans', () => {
     assert.notEqual(after, before);
     assert.ok(after.root.attributes.some(({ attribute }) => attribute.name === 'plancachetest'));
   });
+
+  const pageOf = async (query: Record<string, string>) => {
+    const { resources } = t.services;
+    const plan = planOf(query);
+    const page = await resources.page({ plan, window: { limit: 50, offset: 0 }, withCount: false });
+    return page.members;
+  };
+
+  test('one statement per query shape: requests with other values bind theirs and get their own answers', async () => {
+    for (const [assetnum, status] of [
+      ['PCT-1', 'OPERATING'],
+      ['PCT-2', 'NOT READY'],
+      ['PCT-3', 'NOT READY'],
+    ] as const) {
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/maximo/oslc/os/mxapiasset?lean=1',
+        headers: { ...maxauth('MAXADMIN'), 'content-type': 'application/json' },
+        payload: { assetnum, siteid: 'BEDFORD', status },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+    }
+    const statistics = t.services.resources.pageStatementStatistics;
+    const query = (status: string) => ({
+      'oslc.where': `assetnum="PCT-%" and status="${status}"`,
+      'oslc.select': 'assetnum,status',
+      'oslc.orderBy': '+assetnum',
+    });
+    const misses = statistics.misses;
+    const operating = await pageOf(query('OPERATING'));
+    assert.equal(statistics.misses, misses + 1);
+    const hits = statistics.hits;
+    const notReady = await pageOf(query('NOT READY'));
+    assert.equal(statistics.hits, hits + 1, 'the second value reuses the statement of the first');
+    assert.equal(statistics.misses, misses + 1);
+    assert.deepEqual(
+      operating.map(({ values }) => [values.assetnum, values.status]),
+      [['PCT-1', 'OPERATING']],
+    );
+    assert.deepEqual(
+      notReady.map(({ values }) => [values.assetnum, values.status]),
+      [
+        ['PCT-2', 'NOT READY'],
+        ['PCT-3', 'NOT READY'],
+      ],
+    );
+    // The same shape with the first value again: its answer, not the last one bound.
+    assert.deepEqual(
+      (await pageOf(query('OPERATING'))).map(({ values }) => values.assetnum),
+      ['PCT-1'],
+    );
+  });
+
+  test('kept statements are dropped when the metadata changes: a new attribute is in the next `*` page', async () => {
+    // The attribute the plan test above added to the metadata alone needs its column before `*` reads it.
+    await sql`alter table asset add column if not exists plancachetest varchar(10)`.execute(t.storage.db);
+    const query = { 'oslc.select': '*', 'oslc.where': 'assetnum="PCT-1"' };
+    const [before] = await pageOf(query);
+    assert.ok(before && !('plancachecol' in before.values));
+    const { compiled } = keptStatement(query);
+    assert.ok(preparedName(compiled) !== undefined, 'a kept statement is sent by name on PostgreSQL');
+    await sql`alter table asset add column plancachecol varchar(10)`.execute(t.storage.db);
+    await sql`update asset set plancachecol = 'seen' where assetnum = 'PCT-1'`.execute(t.storage.db);
+    t.services.metadata.addAttribute('ASSET', {
+      name: 'plancachecol',
+      type: 'ALN',
+      title: 'Col',
+      length: 10,
+    });
+    const [after] = await pageOf(query);
+    assert.equal(after?.values.plancachecol, 'seen');
+    assert.equal(
+      preparedName(compiled),
+      undefined,
+      'names of statements compiled before the change are forgotten',
+    );
+  });
+
+  /** The SQL text of the page statement kept for `query` (read by compiling it once more through the reader). */
+  function keptStatement(query: Record<string, string>): { compiled: string } {
+    const pages = new CompiledPages(dynamicView(t.storage.db));
+    return { compiled: pages.compiled(planOf(query), { limit: 50, offset: 0 }).sql };
+  }
 });

@@ -198,15 +198,13 @@ export async function insertUnlessKeyTaken(
   // plans it once per connection too: it is a prepared statement (src/db/prepared-statements.ts).
   const compiled = compiledInserts.getOrCompute(key.join('\u0000'), () => {
     const query = insertStatement({ ...shape, returned: returned.columns }).compile(db);
-    return {
-      // Only a statement that names its answer's columns may be kept prepared.
-      sql: returned.columns.length > 0 ? preparedStatement(query.sql) : query.sql,
-      inputs: query.parameters.map((parameter) => (parameter as Input).index),
-    };
+    return { sql: query.sql, inputs: query.parameters.map((parameter) => (parameter as Input).index) };
   });
   const result = await db.executeQuery<Row>(
     CompiledQuery.raw(
-      compiled.sql,
+      // Only a statement that names its answer's columns may be kept prepared. Marked on every call, since the
+      // names are forgotten when the metadata changes.
+      returned.columns.length > 0 ? preparedStatement(compiled.sql) : compiled.sql,
       compiled.inputs.map((index) => inputs[index]),
     ),
   );

@@ -118,16 +118,23 @@ export class ResourceReader {
     return this.plans.statistics;
   }
 
+  /** Hits and misses of the compiled page statements, kept by the shape of their query. */
+  get pageStatementStatistics(): CacheStatistics {
+    return this.compiledPages.statistics;
+  }
+
   /**
    * The plan of a query. With `key` (the texts the request was read from, see CollectionParams.planKey) the plan is
    * kept and reused, together with its compiled pages, until the metadata changes.
    */
   plan(structure: ObjectStructure, request: QueryRequest, key?: string): QueryPlan {
-    if (key === undefined) return planQuery(this.metadata, structure, request);
     if (this.plansVersion !== this.metadata.version) {
+      // The change bus told this process (src/metadata): plans and the statements compiled from them are stale.
       this.plans.clear();
+      this.compiledPages.clear();
       this.plansVersion = this.metadata.version;
     }
+    if (key === undefined) return planQuery(this.metadata, structure, request);
     return this.plans.getOrCompute(`${structure.name}\u0000${key}`, () =>
       planQuery(this.metadata, structure, request),
     );

@@ -104,6 +104,11 @@ export class ResourceService {
     return this.reader.planCacheStatistics;
   }
 
+  /** Hits and misses of the compiled page statements, kept by the shape of their query. */
+  get pageStatementStatistics(): CacheStatistics {
+    return this.reader.pageStatementStatistics;
+  }
+
   /** Starts following other processes' writes of what the write path keeps in memory (the sites). */
   async listen(): Promise<void> {
     await this.writes.listen();

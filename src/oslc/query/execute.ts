@@ -1,5 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { BoundedCache } from '../../util/bounded-cache.js';
+import type { CacheStatistics } from '../../util/cache-statistics.js';
+import { forgetPrepared, preparedStatement } from '../../db/prepared-statements.js';
 import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { StoredValue } from '../values.js';
@@ -19,6 +21,15 @@ import {
   relatedAlias,
   type PageWindow,
 } from './compile.js';
+import {
+  bindSlots,
+  filterValues,
+  filtersShape,
+  planShape,
+  slotFilters,
+  slotsOf,
+  type SlottedSql,
+} from './page-shapes.js';
 import { planFilters, type Filter, type GroupPlan, type NodePlan, type QueryPlan } from './plan.js';
 
 /**
@@ -125,34 +136,58 @@ function storedRow(node: NodePlan, json: Row): Row {
   return row;
 }
 
+/** Statements of page shapes kept: a few hundred distinct queries cover the clients of one deployment. */
+const PAGE_STATEMENTS_KEPT = 1024;
+
+/** The shape of a plan's own page and the values it binds, worked out once per plan. */
+interface PlanShape {
+  shape: string;
+  values: readonly unknown[];
+}
+
 /**
- * The compiled SQL of the pages of reused plans, and of their reads of one member. Building and compiling a Kysely
- * query costs about as much CPU as PostgreSQL spends answering it; a client paging through one query sends the same
- * plan again and again, and a client reading members one by one the same selection.
+ * The compiled SQL of pages by the shape of their query (page-shapes.ts), with the values bound afresh by each
+ * request, and of the reads of one member of reused plans. Building and compiling a Kysely query costs about as much
+ * CPU as PostgreSQL spends answering it; a client paging through one query sends the same shape again and again,
+ * clients of one screen send it with other values, and a client reading members one by one the same selection.
+ * Kept statements are dropped when the metadata changes (`clear`, from the reader that hears it).
  */
 export class CompiledPages {
-  private readonly byPlan = new WeakMap<QueryPlan, BoundedCache<string, CompiledQuery>>();
-  private readonly membersByPlan = new WeakMap<QueryPlan, BoundedCache<string, MemberReadSql>>();
+  private readonly pages = new BoundedCache<string, SlottedSql>(PAGE_STATEMENTS_KEPT);
+  private readonly shapes = new WeakMap<QueryPlan, PlanShape>();
+  private readonly membersByPlan = new WeakMap<QueryPlan, BoundedCache<string, SlottedSql>>();
 
   constructor(private readonly db: Kysely<DynamicDatabase>) {}
 
-  /** The page of `plan` with the plan's own filters and order. */
-  compiled(plan: QueryPlan, window: PageWindow): CompiledQuery {
-    let pages = this.byPlan.get(plan);
-    if (!pages) {
-      pages = new BoundedCache<string, CompiledQuery>(WINDOWS_KEPT_PER_PLAN);
-      this.byPlan.set(plan, pages);
+  /** Hits and misses of the page statements (by shape). */
+  get statistics(): CacheStatistics {
+    return this.pages.statistics;
+  }
+
+  /** Forgets every kept statement: the metadata they were compiled from changed. */
+  clear(): void {
+    this.pages.clear();
+    forgetPrepared();
+  }
+
+  /** The page of `plan` with the plan's own filters and order, and `extraFilters` (a lookup's) after them. */
+  compiled(plan: QueryPlan, window: PageWindow, extraFilters: readonly Filter[] = []): CompiledQuery {
+    let own = this.shapes.get(plan);
+    if (!own) {
+      const filters = planFilters(plan);
+      own = { shape: planShape(plan, filters), values: filterValues(filters) };
+      this.shapes.set(plan, own);
     }
-    return pages.getOrCompute(`${window.limit}:${window.offset}`, () =>
-      compilePage(
-        this.db,
-        plan.structure.root.object,
-        plan.root,
-        planFilters(plan),
-        plan.order,
-        window,
-      ).compile(),
-    );
+    const extra = extraFilters.length === 0 ? '' : filtersShape(extraFilters);
+    const key = `${own.shape}\u0000${extra}\u0000${window.limit}:${window.offset}`;
+    const read = this.pages.getOrCompute(key, () => {
+      const slotted = slotFilters([...planFilters(plan), ...extraFilters]);
+      const object = plan.structure.root.object;
+      const query = compilePage(this.db, object, plan.root, slotted.filters, plan.order, window);
+      return kept(query.compile());
+    });
+    const values = extraFilters.length === 0 ? own.values : [...own.values, ...filterValues(extraFilters)];
+    return bindSlots(read, values);
   }
 
   /**
@@ -161,77 +196,41 @@ export class CompiledPages {
    * Undefined when the filters are not of a shape kept (anything but columns of the member equal to a value or null).
    */
   member(plan: QueryPlan, filters: readonly Filter[]): CompiledQuery | undefined {
-    const shape = filterShape(filters);
+    const shape = memberFilterShape(filters);
     if (shape === undefined) return undefined;
     let reads = this.membersByPlan.get(plan);
     if (!reads) {
-      reads = new BoundedCache<string, MemberReadSql>(WINDOWS_KEPT_PER_PLAN);
+      reads = new BoundedCache<string, SlottedSql>(WINDOWS_KEPT_PER_PLAN);
       this.membersByPlan.set(plan, reads);
     }
-    const read = reads.getOrCompute(shape, () => this.compileMember(plan, filters));
-    const values = filters.flatMap((filter) =>
-      filter.predicates.flatMap((predicate) => (predicate.op === 'eq' ? [predicate.value] : [])),
-    );
-    const parameters = read.compiled.parameters.map((parameter, index) => {
-      const slot = read.slots[index]!;
-      return slot < 0 ? parameter : values[slot];
+    const slotted = slotFilters(filters);
+    const read = reads.getOrCompute(shape, () => {
+      const object = plan.structure.root.object;
+      const all = [...planFilters(plan), ...slotted.filters];
+      return kept(compilePage(this.db, object, plan.root, all, plan.order, ONE_MEMBER).compile());
     });
-    return { ...read.compiled, parameters };
+    return bindSlots(read, slotted.values);
   }
+}
 
-  private compileMember(plan: QueryPlan, filters: readonly Filter[]): MemberReadSql {
-    let next = 0;
-    const placeholders = filters.map((filter): Filter => ({
-      ...filter,
-      predicates: filter.predicates.map((predicate) =>
-        predicate.op === 'eq'
-          ? { ...predicate, value: new ParameterSlot(next++) as unknown as StoredValue }
-          : predicate,
-      ),
-    }));
-    const object = plan.structure.root.object;
-    const compiled = compilePage(
-      this.db,
-      object,
-      plan.root,
-      [...planFilters(plan), ...placeholders],
-      plan.order,
-      ONE_MEMBER,
-    ).compile();
-    const slots = compiled.parameters.map((parameter) =>
-      parameter instanceof ParameterSlot ? parameter.index : -1,
-    );
-    return { compiled, slots };
-  }
+/** A statement kept for its shape, which PostgreSQL is asked to keep prepared too (src/db/prepared-statements.ts). */
+function kept(compiled: CompiledQuery): SlottedSql {
+  preparedStatement(compiled.sql);
+  return slotsOf(compiled);
 }
 
 /** The window of a read of one member. */
 export const ONE_MEMBER: PageWindow = { limit: 1, offset: 0 };
 
-/** Where a value of the filters goes among the parameters of a kept statement (compiled with it in its place). */
-class ParameterSlot {
-  constructor(readonly index: number) {}
-}
-
-interface MemberReadSql {
-  compiled: CompiledQuery;
-  /** Per parameter, the index of the filter value it binds, or -1 for a parameter of the plan itself. */
-  slots: readonly number[];
-}
-
 /** The shape of filters that name one member (its unique id or key values), or undefined for any other. */
-function filterShape(filters: readonly Filter[]): string | undefined {
-  let shape = '';
+function memberFilterShape(filters: readonly Filter[]): string | undefined {
   for (const filter of filters) {
-    shape += filter.combine;
     for (const predicate of filter.predicates) {
       if ((predicate.op !== 'eq' && predicate.op !== 'isNull') || predicate.column.via.length > 0)
         return undefined;
-      shape += ` ${predicate.column.attribute.name}:${predicate.op}`;
     }
-    shape += ';';
   }
-  return shape;
+  return filtersShape(filters);
 }
 
 const WINDOWS_KEPT_PER_PLAN = 64;
@@ -247,17 +246,16 @@ export async function executePage(
   window: PageWindow,
   pages?: CompiledPages,
 ): Promise<PageResult> {
-  const query =
-    pages && extraFilters.length === 0
-      ? pages.compiled(plan, window)
-      : compilePage(
-          db,
-          plan.structure.root.object,
-          plan.root,
-          [...planFilters(plan), ...extraFilters],
-          plan.order,
-          window,
-        ).compile();
+  const query = pages
+    ? pages.compiled(plan, window, extraFilters)
+    : compilePage(
+        db,
+        plan.structure.root.object,
+        plan.root,
+        [...planFilters(plan), ...extraFilters],
+        plan.order,
+        window,
+      ).compile();
   const { rows } = (await db.executeQuery(query)) as { rows: Row[] };
   const hasMore = rows.length > window.limit;
   const members = rows.slice(0, window.limit).map((row) => toRecord(plan.root, row));

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { preparedName } from '../db/prepared-statements.js';
 import { dynamicView } from '../db/schema.js';
-import { CompiledPages } from './query/execute.js';
+import { CompiledPages } from './query/index.js';
 import { readCollectionParams } from './collection-params.js';
 
 // Plans are kept by the texts of the request; this file grows the metadata, so it has an app of its own.

@@ -10,6 +10,10 @@ const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 /** A foreign key with ON DELETE RESTRICT on PostgreSQL 17 (PGlite); 15 raises 23503 for it. */
 const RESTRICT_VIOLATION = '23001';
+
+/** Whether a database error refuses a write because a row is referenced (or refers to one missing). */
+export const isForeignKeyViolation = (code: unknown): boolean =>
+  code === FOREIGN_KEY_VIOLATION || code === RESTRICT_VIOLATION;
 const NOT_NULL_VIOLATION = '23502';
 /** Class 22 (data exception: out of range, too long, bad date) and class 23 (integrity constraint violation). */
 const INPUT_CLASSES = ['22', '23'];
@@ -27,12 +31,10 @@ export function databaseInputError(error: unknown): MaximoError | undefined {
     return undefined;
   }
   const attrName = typeof column === 'string' && column !== '' ? column : undefined;
+  if (isForeignKeyViolation(code)) return errors.stillReferenced('record', 'other');
   switch (code) {
     case UNIQUE_VIOLATION:
       return errors.duplicateKey('the key values sent', '', '');
-    case FOREIGN_KEY_VIOLATION:
-    case RESTRICT_VIOLATION:
-      return errors.stillReferenced('record', 'other');
     case NOT_NULL_VIOLATION:
       return errors.badRequest(`A value is required for the attribute ${attrName ?? 'sent'}.`, {
         ...(attrName !== undefined && { attrName }),

@@ -1,13 +1,7 @@
+import { isForeignKeyViolation } from '../db/constraint-errors.js';
 import { errors, MaximoError } from '../errors.js';
 
 const PG_UNIQUE_VIOLATION = '23505';
-const PG_FOREIGN_KEY_VIOLATION = '23503';
-/** What a foreign key with ON DELETE RESTRICT raises instead on PostgreSQL 17 (PGlite); 15 raises 23503. */
-const PG_RESTRICT_VIOLATION = '23001';
-
-/** Whether a database error refuses a write because a row is referenced (or refers to one missing). */
-export const isForeignKeyViolation = (code: unknown): boolean =>
-  code === PG_FOREIGN_KEY_VIOLATION || code === PG_RESTRICT_VIOLATION;
 const PG_DATA_EXCEPTION_CLASS = '22';
 
 /** A database error as the refusal a client gets (a MaximoError), or the error itself when it is none of them. */

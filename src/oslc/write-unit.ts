@@ -18,7 +18,7 @@ import {
   joinValues,
 } from './child-entries.js';
 import type { ColumnLimits } from './column-limits.js';
-import { isForeignKeyViolation } from './database-errors.js';
+import { isForeignKeyViolation } from '../db/constraint-errors.js';
 import * as repository from './repository.js';
 import type { DependentInsert, Row } from './repository.js';
 import type { SiteSnapshot } from './site-cache.js';

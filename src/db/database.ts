@@ -6,7 +6,7 @@ import { copyClusterTemplate } from './cluster-template.js';
 import { lockDataDirectory } from './data-dir-lock.js';
 import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
-import { preparingPool } from './prepared-statements.js';
+import { keepOnPool, preparingPool } from './prepared-statements.js';
 import { migrationProvider, migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { DATE_OID, parseDate, parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
@@ -165,6 +165,7 @@ async function openPostgres(options: PostgresOptions): Promise<Storage> {
     return client;
   };
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  keepOnPool(db, pool);
   const bus = new PostgresChangeBus(connectListener, options.schema ?? 'eas');
   await bus.start();
   return {

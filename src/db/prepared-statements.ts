@@ -1,4 +1,4 @@
-import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import type { CompiledQuery, PostgresPool, PostgresPoolClient, QueryResult } from 'kysely';
 import type pg from 'pg';
 
 /**
@@ -41,6 +41,42 @@ export function preparedName(text: string): string | undefined {
 /** Forgets every name (the metadata changed): texts marked again are prepared afresh under new names. */
 export function forgetPrepared(): void {
   names.clear();
+}
+
+/** What runs a statement when no pool is known for it: a Kysely instance or transaction. */
+interface QueryExecutor {
+  executeQuery(query: CompiledQuery): Promise<QueryResult<unknown>>;
+}
+
+/** The pool behind each Kysely instance on PostgreSQL (not its transactions, which are other objects). */
+const poolsOf = new WeakMap<QueryExecutor, pg.Pool>();
+
+/** Lets kept statements on `db` run straight on `pool`, the pool `db`'s own driver uses (`runKept`). */
+export function keepOnPool(db: QueryExecutor, pool: pg.Pool): void {
+  poolsOf.set(db, pool);
+}
+
+/**
+ * Runs a kept statement and answers its rows. On a Kysely instance whose pool is known (`keepOnPool`), straight
+ * through the pool, as `pg` itself would: Kysely's executor adds nothing to a statement already compiled (no
+ * plugins, no transformation of rows) but a query id, a connection provider and a wrapper per checkout, which on a
+ * page of ten members cost more CPU than the rows' own decoding (bench/README.md, "query"). Anywhere else (PGlite,
+ * a transaction) through Kysely.
+ */
+export async function runKept<Row>(db: QueryExecutor, compiled: CompiledQuery): Promise<Row[]> {
+  const pool = poolsOf.get(db);
+  if (pool === undefined) return (await db.executeQuery(compiled)).rows as Row[];
+  const { sql, parameters } = compiled;
+  const name = names.get(sql);
+  const values = parameters as unknown[];
+  if (name === undefined) return (await pool.query(sql, values)).rows as Row[];
+  try {
+    return (await pool.query({ name, text: sql, values })).rows as Row[];
+  } catch (error) {
+    // As in PreparingClient.query: another process changed a table of this statement before this one heard of it.
+    if ((error as { code?: unknown }).code !== CACHED_PLAN_CHANGED) throw error;
+    return (await pool.query(sql, values)).rows as Row[];
+  }
 }
 
 /**

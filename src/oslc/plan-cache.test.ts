@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
-import { preparedName } from '../db/prepared-statements.js';
+import { preparedName, runKept } from '../db/prepared-statements.js';
 import { dynamicView } from '../db/schema.js';
 import { CompiledPages } from './query/index.js';
 import { readCollectionParams } from './collection-params.js';
@@ -135,6 +135,63 @@ describe('reuse of query plans', () => {
       undefined,
       'names of statements compiled before the change are forgotten',
     );
+  });
+
+  test('counts are kept by the shape of their filters: other values bind theirs, the selection does not matter', async () => {
+    const statistics = t.services.resources.pageStatementStatistics;
+    const query = (status: string, select: string) => ({
+      'oslc.where': `assetnum="PCT-%" and status="${status}"`,
+      'oslc.select': select,
+    });
+    const countOf = (status: string, select = 'assetnum') =>
+      t.services.resources.count(planOf(query(status, select)));
+    const misses = statistics.misses;
+    assert.equal(await countOf('NOT READY'), 2);
+    assert.equal(statistics.misses, misses + 1, 'the first count of a shape compiles its statement');
+    const hits = statistics.hits;
+    assert.equal(await countOf('OPERATING'), 1);
+    assert.equal(await countOf('NOT READY', 'assetnum,status'), 2);
+    assert.equal(statistics.misses, misses + 1, 'other values and another selection: the same statement');
+    assert.equal(statistics.hits, hits + 2);
+    // A page with its count reads both through kept statements, each with its own values.
+    const plan = planOf(query('NOT READY', 'assetnum'));
+    const page = await t.services.resources.page({ plan, window: { limit: 1, offset: 0 }, withCount: true });
+    assert.equal(page.totalCount, 2);
+    assert.deepEqual(
+      page.members.map(({ values }) => values.assetnum),
+      ['PCT-2'],
+    );
+    assert.equal(page.hasMore, true);
+  });
+
+  test('a kept count binds its values (none in its text) and is prepared by name until the metadata changes', () => {
+    const pages = new CompiledPages(dynamicView(t.storage.db));
+    const plan = planOf({ 'oslc.where': 'assetnum="PCT-%" and status="OPERATING"' });
+    const count = pages.count(plan);
+    assert.match(count.sql, /count\(\*\)/);
+    assert.ok(!count.sql.includes('OPERATING') && !count.sql.includes('PCT-'), count.sql);
+    assert.deepEqual(count.parameters, ['PCT-%', 'OPERATING']);
+    const other = pages.count(planOf({ 'oslc.where': 'assetnum="X%" and status="BROKEN"' }));
+    assert.equal(other.sql, count.sql, 'one text for both values');
+    assert.deepEqual(other.parameters, ['X%', 'BROKEN']);
+    assert.ok(preparedName(count.sql) !== undefined);
+    pages.clear();
+    assert.equal(preparedName(count.sql), undefined, 'names are forgotten with the metadata');
+  });
+
+  test('kept statements run on the pool as Kysely would run them, and through Kysely inside a transaction', async () => {
+    const pages = new CompiledPages(dynamicView(t.storage.db));
+    const plan = planOf({ 'oslc.where': 'assetnum="PCT-%"', 'oslc.select': 'assetnum,status' });
+    const page = pages.compiled(plan, { limit: 50, offset: 0 });
+    const db = dynamicView(t.storage.db);
+    const direct = await runKept<Record<string, unknown>>(db, page);
+    const { rows } = await db.executeQuery(page);
+    assert.deepEqual(direct, rows);
+    assert.equal(direct.length, 3);
+    const inTransaction = await db.transaction().execute((transaction) => runKept(transaction, page));
+    assert.deepEqual(inTransaction, rows);
+    const [counted] = await runKept<{ count: number }>(db, pages.count(plan));
+    assert.equal(Number(counted?.count), 3);
   });
 
   /** The SQL text of the page statement kept for `query` (read by compiling it once more through the reader). */

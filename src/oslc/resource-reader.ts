@@ -142,12 +142,14 @@ export class ResourceReader {
 
   async page(query: PageQuery): Promise<PageOfMembers> {
     const extraFilters = query.extraFilters ?? [];
-    const filters = [...planFilters(query.plan), ...extraFilters];
-    const object = query.plan.structure.root.object;
     const reading = executePage(this.db, query.plan, extraFilters, query.window, this.compiledPages);
-    // Without a count (most pages) one query runs; the domain values are in memory once loaded.
-    const [page, totalCount, domains] = query.withCount
-      ? await Promise.all([reading, executeCount(this.db, object, filters), this.domains.snapshot()])
+    // Without a count (most pages) one query runs; the domain values are in memory once loaded. With one, both
+    // statements are kept by shape and run side by side, each on a connection of the pool.
+    const counting = query.withCount
+      ? executeCount(this.db, query.plan, extraFilters, this.compiledPages)
+      : undefined;
+    const [page, totalCount, domains] = counting
+      ? await Promise.all([reading, counting, this.domains.snapshot()])
       : [await reading, undefined, await this.domains.snapshot()];
     const members = this.present(page.members, query.reader ?? null);
     return { ...page, members, ...(totalCount !== undefined && { totalCount }), domains };
@@ -163,7 +165,7 @@ export class ResourceReader {
   }
 
   async count(plan: QueryPlan, extraFilters: readonly Filter[] = []): Promise<number> {
-    return executeCount(this.db, plan.structure.root.object, [...planFilters(plan), ...extraFilters]);
+    return executeCount(this.db, plan, extraFilters, this.compiledPages);
   }
 
   async distinct(

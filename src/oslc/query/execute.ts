@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { BoundedCache } from '../../util/bounded-cache.js';
 import type { CacheStatistics } from '../../util/cache-statistics.js';
-import { forgetPrepared, preparedStatement } from '../../db/prepared-statements.js';
+import { forgetPrepared, preparedStatement, runKept } from '../../db/prepared-statements.js';
 import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { StoredValue } from '../values.js';
@@ -139,9 +139,10 @@ function storedRow(node: NodePlan, json: Row): Row {
 /** Statements of page shapes kept: a few hundred distinct queries cover the clients of one deployment. */
 const PAGE_STATEMENTS_KEPT = 1024;
 
-/** The shape of a plan's own page and the values it binds, worked out once per plan. */
+/** The shape of a plan's own page (and of its filters alone) and the values it binds, worked out once per plan. */
 interface PlanShape {
   shape: string;
+  filters: string;
   values: readonly unknown[];
 }
 
@@ -170,14 +171,24 @@ export class CompiledPages {
     forgetPrepared();
   }
 
-  /** The page of `plan` with the plan's own filters and order, and `extraFilters` (a lookup's) after them. */
-  compiled(plan: QueryPlan, window: PageWindow, extraFilters: readonly Filter[] = []): CompiledQuery {
+  /** The shape of `plan`'s own page and filters, and their values. */
+  private planShapeOf(plan: QueryPlan): PlanShape {
     let own = this.shapes.get(plan);
     if (!own) {
       const filters = planFilters(plan);
-      own = { shape: planShape(plan, filters), values: filterValues(filters) };
+      own = {
+        shape: planShape(plan, filters),
+        filters: filtersShape(filters),
+        values: filterValues(filters),
+      };
       this.shapes.set(plan, own);
     }
+    return own;
+  }
+
+  /** The page of `plan` with the plan's own filters and order, and `extraFilters` (a lookup's) after them. */
+  compiled(plan: QueryPlan, window: PageWindow, extraFilters: readonly Filter[] = []): CompiledQuery {
+    const own = this.planShapeOf(plan);
     const extra = extraFilters.length === 0 ? '' : filtersShape(extraFilters);
     const key = `${own.shape}\u0000${extra}\u0000${window.limit}:${window.offset}`;
     const read = this.pages.getOrCompute(key, () => {
@@ -186,8 +197,23 @@ export class CompiledPages {
       const query = compilePage(this.db, object, plan.root, slotted.filters, plan.order, window);
       return kept(query.compile());
     });
-    const values = extraFilters.length === 0 ? own.values : [...own.values, ...filterValues(extraFilters)];
-    return bindSlots(read, values);
+    return bindSlots(read, boundValues(own, extraFilters));
+  }
+
+  /**
+   * The count of `plan`'s members with `extraFilters`: kept by the object and the shape of the filters alone (the
+   * selection and order do not change a count), with the values bound afresh, like a page.
+   */
+  count(plan: QueryPlan, extraFilters: readonly Filter[] = []): CompiledQuery {
+    const own = this.planShapeOf(plan);
+    const object = plan.structure.root.object;
+    const extra = extraFilters.length === 0 ? '' : filtersShape(extraFilters);
+    const key = `count\u0000${object.name}@${object.table}\u0000${own.filters}\u0000${extra}`;
+    const read = this.pages.getOrCompute(key, () => {
+      const slotted = slotFilters([...planFilters(plan), ...extraFilters]);
+      return kept(compileCount(this.db, object, slotted.filters).compile());
+    });
+    return bindSlots(read, boundValues(own, extraFilters));
   }
 
   /**
@@ -211,6 +237,11 @@ export class CompiledPages {
     });
     return bindSlots(read, slotted.values);
   }
+}
+
+/** The values a kept statement of `own` with `extraFilters` binds, in slot order. */
+function boundValues(own: PlanShape, extraFilters: readonly Filter[]): readonly unknown[] {
+  return extraFilters.length === 0 ? own.values : [...own.values, ...filterValues(extraFilters)];
 }
 
 /** A statement kept for its shape, which PostgreSQL is asked to keep prepared too (src/db/prepared-statements.ts). */
@@ -246,19 +277,20 @@ export async function executePage(
   window: PageWindow,
   pages?: CompiledPages,
 ): Promise<PageResult> {
-  const query = pages
-    ? pages.compiled(plan, window, extraFilters)
-    : compilePage(
+  const rows = pages
+    ? await runKept<Row>(db, pages.compiled(plan, window, extraFilters))
+    : await compilePage(
         db,
         plan.structure.root.object,
         plan.root,
         [...planFilters(plan), ...extraFilters],
         plan.order,
         window,
-      ).compile();
-  const { rows } = (await db.executeQuery(query)) as { rows: Row[] };
+      ).execute();
   const hasMore = rows.length > window.limit;
-  const members = rows.slice(0, window.limit).map((row) => toRecord(plan.root, row));
+  const count = hasMore ? window.limit : rows.length;
+  const members = new Array<MemberRecord>(count);
+  for (let index = 0; index < count; index++) members[index] = toRecord(plan.root, rows[index]!);
   return { members, hasMore };
 }
 
@@ -272,17 +304,17 @@ export async function executeMember(
   filters: readonly Filter[],
   pages: CompiledPages,
 ): Promise<MemberRecord | undefined> {
-  const query =
-    pages.member(plan, filters) ??
-    compilePage(
-      db,
-      plan.structure.root.object,
-      plan.root,
-      [...planFilters(plan), ...filters],
-      plan.order,
-      ONE_MEMBER,
-    ).compile();
-  const { rows } = (await db.executeQuery(query)) as { rows: Row[] };
+  const kept = pages.member(plan, filters);
+  const rows = kept
+    ? await runKept<Row>(db, kept)
+    : await compilePage(
+        db,
+        plan.structure.root.object,
+        plan.root,
+        [...planFilters(plan), ...filters],
+        plan.order,
+        ONE_MEMBER,
+      ).execute();
   return rows[0] && toRecord(plan.root, rows[0]);
 }
 
@@ -297,13 +329,17 @@ export async function executeStablePage(
   return rows.map((row) => toRecord(plan.root, row));
 }
 
+/** The number of members of `plan` with `extraFilters`: through `pages`, one statement kept per filter shape. */
 export async function executeCount(
   db: Kysely<DynamicDatabase>,
-  object: ObjectMeta,
-  filters: readonly Filter[],
+  plan: QueryPlan,
+  extraFilters: readonly Filter[],
+  pages?: CompiledPages,
 ): Promise<number> {
-  const row = await compileCount(db, object, filters).executeTakeFirst();
-  return Number(row?.count ?? 0);
+  const rows = pages
+    ? await runKept<Row>(db, pages.count(plan, extraFilters))
+    : await compileCount(db, plan.structure.root.object, [...planFilters(plan), ...extraFilters]).execute();
+  return Number(rows[0]?.count ?? 0);
 }
 
 export async function executeDistinct(

@@ -157,6 +157,11 @@ export class CompiledPages {
   private readonly pages = new BoundedCache<string, SlottedSql>(PAGE_STATEMENTS_KEPT);
   private readonly shapes = new WeakMap<QueryPlan, PlanShape>();
   private readonly membersByPlan = new WeakMap<QueryPlan, BoundedCache<string, SlottedSql>>();
+  /**
+   * The statements of a plan alone (no filters beyond its own), bound with its own values, by window (or `count`):
+   * a kept plan's next page is then found without building and hashing its shape's long key.
+   */
+  private boundByPlan = new WeakMap<QueryPlan, BoundedCache<string, CompiledQuery>>();
 
   constructor(private readonly db: Kysely<DynamicDatabase>) {}
 
@@ -168,7 +173,25 @@ export class CompiledPages {
   /** Forgets every kept statement: the metadata they were compiled from changed. */
   clear(): void {
     this.pages.clear();
+    this.boundByPlan = new WeakMap();
     forgetPrepared();
+  }
+
+  /** `plan`'s own statement under `key`, bound with the plan's values: built by `bind` once, counted as a hit after. */
+  private boundOf(plan: QueryPlan, key: string, bind: () => CompiledQuery): CompiledQuery {
+    let bound = this.boundByPlan.get(plan);
+    if (!bound) {
+      bound = new BoundedCache<string, CompiledQuery>(WINDOWS_KEPT_PER_PLAN);
+      this.boundByPlan.set(plan, bound);
+    }
+    const query = bound.get(key);
+    if (query === undefined) {
+      const made = bind();
+      bound.set(key, made);
+      return made;
+    }
+    this.pages.statistics.hits += 1;
+    return query;
   }
 
   /** The shape of `plan`'s own page and filters, and their values. */
@@ -188,6 +211,16 @@ export class CompiledPages {
 
   /** The page of `plan` with the plan's own filters and order, and `extraFilters` (a lookup's) after them. */
   compiled(plan: QueryPlan, window: PageWindow, extraFilters: readonly Filter[] = []): CompiledQuery {
+    if (extraFilters.length === 0) {
+      return this.boundOf(plan, `${window.limit}:${window.offset}`, () =>
+        this.bound(plan, window, extraFilters),
+      );
+    }
+    return this.bound(plan, window, extraFilters);
+  }
+
+  /** `compiled`, through the statements kept by shape. */
+  private bound(plan: QueryPlan, window: PageWindow, extraFilters: readonly Filter[]): CompiledQuery {
     const own = this.planShapeOf(plan);
     const extra = extraFilters.length === 0 ? '' : filtersShape(extraFilters);
     const key = `${own.shape}\u0000${extra}\u0000${window.limit}:${window.offset}`;
@@ -205,6 +238,13 @@ export class CompiledPages {
    * selection and order do not change a count), with the values bound afresh, like a page.
    */
   count(plan: QueryPlan, extraFilters: readonly Filter[] = []): CompiledQuery {
+    if (extraFilters.length === 0)
+      return this.boundOf(plan, 'count', () => this.boundCount(plan, extraFilters));
+    return this.boundCount(plan, extraFilters);
+  }
+
+  /** `count`, through the statements kept by shape. */
+  private boundCount(plan: QueryPlan, extraFilters: readonly Filter[]): CompiledQuery {
     const own = this.planShapeOf(plan);
     const object = plan.structure.root.object;
     const extra = extraFilters.length === 0 ? '' : filtersShape(extraFilters);

@@ -3,13 +3,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pg from 'pg';
 import { ensureAssetFixture } from './fixtures/assets.js';
 import { withServiceFixture } from './fixtures/service.js';
 import { compileServers } from './lib/compile.js';
+import { longRequest, longResponse } from './lib/long-request.js';
 import { startServer, type RunningServer } from './lib/server-process.js';
 import { BENCH_ADMIN_PASSWORD, BENCH_SCHEMA, CONTEXT_ROOT, maxauthHeader } from './lib/settings.js';
 
@@ -141,25 +141,25 @@ async function measured<T>(
 
 const headers = { maxauth: maxauthHeader('MAXADMIN', BENCH_ADMIN_PASSWORD) };
 
-/** A request to a server: `json` is sent as a JSON body; the answer must be 2xx and is parsed. */
+/** A request to a server (through node:http, no time limit): `json` is sent as a JSON body; 2xx is parsed. */
 async function call(
   baseUrl: string,
   path: string,
-  init: RequestInit & { json?: unknown } = {},
+  init: { method?: string; json?: unknown; headers?: Record<string, string>; body?: Readable } = {},
 ): Promise<Record<string, unknown>> {
-  const { json, ...rest } = init;
-  const response = await fetch(`${baseUrl}${CONTEXT_ROOT}/oslc${path}`, {
-    ...rest,
+  const { json, body } = init;
+  const response = await longRequest(`${baseUrl}${CONTEXT_ROOT}/oslc${path}`, {
+    method: init.method ?? 'GET',
     headers: {
       ...headers,
       ...(json !== undefined && { 'content-type': 'application/json' }),
-      ...(rest.headers as Record<string, string> | undefined),
+      ...init.headers,
     },
-    ...(json !== undefined && { body: JSON.stringify(json) }),
+    ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined && { body }),
   });
-  const text = await response.text();
-  if (!response.ok)
-    throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`);
+  const { status, text } = response;
+  if (status < 200 || status >= 300)
+    throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${status}: ${text.slice(0, 300)}`);
   return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
 }
 
@@ -316,12 +316,13 @@ async function createAndDownload(
 
   log('deploy: download');
   const downloaded = await measured('download', source, async () => {
-    const response = await fetch(
+    const response = await longResponse(
       `${source.baseUrl}${CONTEXT_ROOT}/oslc/dm/download?dmpackagedef=${pkgdefname}&dmpackageid=${sourceId}`,
-      { headers },
-    );
-    if (!response.ok || !response.body) throw new Error(`download: HTTP ${response.status}`);
-    await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(file));
+      headers,
+    ).catch((error: unknown) => {
+      throw new Error(`download: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    await pipeline(response, createWriteStream(file));
   });
   steps.push(downloaded.step);
   return { sourceId, packageBytes: (await stat(file)).size };
@@ -344,9 +345,8 @@ async function uploadAndDeploy(
     call(target.baseUrl, '/dm/upload?filename=package.zip', {
       method: 'POST',
       headers: { 'content-type': 'application/zip', 'content-length': String(packageBytes) },
-      body: Readable.toWeb(createReadStream(file)) as unknown as ReadableStream,
-      duplex: 'half',
-    } as RequestInit);
+      body: createReadStream(file),
+    });
 
   log('deploy: upload');
   const uploaded = await measured('upload', target, upload);
@@ -355,12 +355,13 @@ async function uploadAndDeploy(
 
   log('deploy: deploy');
   const watcher = watchProgress(target.baseUrl, targetId);
+  // The watcher is stopped on a failure too: its timer would keep the runner alive.
   const deployed = await measured('deploy', target, () =>
     call(target.baseUrl, '/dm/deploy', {
       method: 'POST',
       json: { pkgdefname, dmpackageid: targetId },
     }),
-  );
+  ).finally(() => watcher.stop());
   const progressSeen = await watcher.stop();
   steps.push(deployed.step);
   log(`deploy: ${String(deployed.value.warningmsg)}`);

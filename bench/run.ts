@@ -326,6 +326,8 @@ main().then(
   },
   (error: unknown) => {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 2;
+    // Exit now: a timer or socket the failed step left behind would otherwise keep the runner waiting (the exit
+    // handler of server-process.ts kills any child still running).
+    process.exit(2);
   },
 );

@@ -90,6 +90,8 @@ export async function insertRows(
   rows: readonly Row[],
   /** Whether the stored rows are wanted back (rows nobody reads again, such as history, are not sent back). */
   returning = true,
+  /** The status history row of each inserted row, written by the same statement (see `historyOf`). */
+  history?: StatusHistory,
 ): Promise<Row[]> {
   const groups = new Map<string, Row[]>();
   const defaulted = (column: string) => limits.column(object, column)?.hasDefault ?? true;
@@ -103,7 +105,7 @@ export async function insertRows(
   const stored: Row[] = [];
   for (const [shape, group] of groups) {
     const present = shape === '' ? [] : shape.split(',');
-    stored.push(...(await insertGroup(db, object, limits, present, group, returning)));
+    stored.push(...(await insertGroup(db, object, limits, present, group, returning, history)));
   }
   return stored;
 }
@@ -115,13 +117,20 @@ async function insertGroup(
   columns: readonly string[],
   rows: readonly Row[],
   returning: boolean,
+  history: StatusHistory | undefined,
 ): Promise<Row[]> {
   const table = sql.table(object.table);
-  const back = returning ? sql`returning *` : sql``;
+  const back = returning || history ? sql`returning *` : sql``;
+  // With a history, the insert is a data-modifying WITH whose rows the history's insert reads (one statement).
+  const statement = (insert: RawBuilder<unknown>) =>
+    history
+      ? sql<Row>`with inserted as (${insert}), history as (${historyOf(object, limits, history)})
+          select * from inserted`
+      : (insert as RawBuilder<Row>);
   if (columns.length === 0) {
     const stored: Row[] = [];
     for (let index = 0; index < rows.length; index++)
-      stored.push(...(await sql<Row>`insert into ${table} default values ${back}`.execute(db)).rows);
+      stored.push(...(await statement(sql`insert into ${table} default values ${back}`).execute(db)).rows);
     return stored;
   }
   const names = sql.join(columns.map((column) => sql.ref(column)));
@@ -133,9 +142,39 @@ async function insertGroup(
       rows.map((row) => row[column] ?? null),
     ),
   );
-  const result = await sql<Row>`insert into ${table} (${names})
-    select * from unnest(${sql.join(arrays)}) ${back}`.execute(db);
-  return result.rows;
+  const result = await statement(sql`insert into ${table} (${names})
+    select * from unnest(${sql.join(arrays)}) ${back}`).execute(db);
+  return returning ? result.rows : [];
+}
+
+/** Who and when of the status history rows an insert writes (src/oslc/stamps.ts `statusHistoryRow`, in SQL). */
+export interface StatusHistory {
+  object: ObjectMeta;
+  now: Date;
+  userid: string;
+}
+
+/**
+ * The insert of the status history rows of the rows `inserted` (the WITH query of `insertGroup`), as
+ * `statusHistoryRow` builds them: each history attribute the inserted row has, its status date (else now) as the
+ * change date, the user, no memo.
+ */
+function historyOf(object: ObjectMeta, limits: ColumnLimits, history: StatusHistory): RawBuilder<unknown> {
+  const stamped = new Set(['changedate', 'changeby', 'memo']);
+  const copied = [...history.object.attributes.values()]
+    .filter((attribute) => !attribute.generated && !stamped.has(attribute.name))
+    .map((attribute) => attribute.name)
+    .filter((name) => limits.column(object, name) !== undefined);
+  const now = sql`${history.now}::timestamptz`;
+  const changedate = limits.column(object, 'statusdate') ? sql`coalesce(inserted.statusdate, ${now})` : now;
+  const names = sql.join([...copied, ...stamped].map((name) => sql.ref(name)));
+  const values = sql.join([
+    ...copied.map((name) => sql`inserted.${sql.ref(name)}`),
+    changedate,
+    sql`${history.userid}::varchar`,
+    sql`null::varchar`,
+  ]);
+  return sql`insert into ${sql.table(history.object.table)} (${names}) select ${values} from inserted`;
 }
 
 /** The rows the planner believes the table holds (its last ANALYZE; 0 when never analyzed). */

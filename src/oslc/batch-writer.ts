@@ -11,13 +11,14 @@ import {
   knowsColumns,
   insertRows,
   plannedRows,
+  type StatusHistory,
 } from './batch-repository.js';
 import { childrenUnchanged, storedChildren, type StoredChildren } from './batch-unchanged.js';
 import { writeUpdates, type PendingUpdate } from './batch-updates.js';
 import { BatchDelete } from './batch-delete.js';
 import type { ColumnLimits } from './column-limits.js';
 import { exists, findByKeys, findSiteOrganization, type Row } from './repository.js';
-import { stampWrite, statusHistoryRow } from './stamps.js';
+import { stampWrite } from './stamps.js';
 import {
   applyDefaults,
   convertInput,
@@ -87,6 +88,9 @@ export type Refusal = (index: number, error: MaximoError) => MaximoError;
 /** Records validated and waiting for their multi-row insert. */
 const PENDING_ROWS = 250;
 
+/** Records sent at once while no insert is under way (the database would wait for PENDING_ROWS to be checked). */
+const IDLE_PENDING_ROWS = 50;
+
 /** Rows a batch adds to a table before its statistics are worth renewing, however small the table was. */
 const ANALYZE_AFTER_ROWS = 1000;
 
@@ -125,6 +129,7 @@ export class BatchWriter {
   private readonly deletes: BatchDelete;
   /** Set by `keepInserted`: the root rows the multi-row inserts answered since the last `takeInserted`. */
   private inserted: Row[] | undefined;
+  private alongsideTask: (() => void) | undefined;
 
   constructor(private readonly unit: BatchUnit) {
     this.memo = new ReferenceMemo(unit.db, () => [...this.pending, ...this.writing]);
@@ -158,6 +163,14 @@ export class BatchWriter {
     const rows = this.inserted ?? [];
     if (this.inserted) this.inserted = [];
     return rows;
+  }
+
+  /**
+   * Runs `task` (work that does not wait for its statements) right after the next insert of PENDING_ROWS records is
+   * sent, while the database writes them, or at the latest when the batch settles (a deploy's inverse of a chunk).
+   */
+  alongside(task: (() => void) | undefined): void {
+    this.alongsideTask = task && (() => ((this.alongsideTask = undefined), task()));
   }
 
   /**
@@ -268,7 +281,7 @@ export class BatchWriter {
     await validateRecord({ db, metadata, domains, limits, lookups: this.memo }, object, values, values, true);
     stampWrite(object, values, undefined, { now: this.unit.now, userid: this.unit.user.userid });
     this.pending.push({ node, body: record.body, values, refuse });
-    if (this.pending.length >= PENDING_ROWS) this.send();
+    if (this.pending.length >= (this.writing.size === 0 ? IDLE_PENDING_ROWS : PENDING_ROWS)) this.send();
     return 'added';
   }
 
@@ -387,6 +400,7 @@ export class BatchWriter {
       this.pending = [];
       for (const entry of batch) this.writing.add(entry);
       this.written = this.written.then(() => this.write(batch));
+      if (batch.length >= PENDING_ROWS) this.alongsideTask?.();
     }
     if (this.updates.length > 0) {
       const updates = this.updates;
@@ -401,6 +415,7 @@ export class BatchWriter {
   /** Every record handed to the batch so far is written (or its refusal thrown). */
   private async settle(): Promise<void> {
     this.send();
+    this.alongsideTask?.();
     await this.written;
     await this.deletes.flush();
   }
@@ -420,12 +435,16 @@ export class BatchWriter {
   private async insertBatch(batch: readonly PendingInsert[]): Promise<void> {
     const { db, written } = this.unit;
     const object = batch[0]!.node.object;
+    const history = this.statusHistory(object);
     const rows = await insertRows(
       db,
       object,
       this.unit.limits,
       batch.map((entry) => entry.values),
+      true,
+      history,
     );
+    if (history) written.add(history.object.name);
     const byKey = new Map(rows.map((row) => [keyText(object.keys.map((name) => row[name] ?? null)), row]));
     written.add(object.name);
     await this.grown(object.table, rows.length);
@@ -435,10 +454,6 @@ export class BatchWriter {
         throw new Error(`A batched insert of ${object.name} answered no row for a record it was given`);
       return { entry, row };
     });
-    await this.recordStatuses(
-      object,
-      inserted.map(({ row }) => row),
-    );
     if (this.inserted) {
       for (const { entry, row } of inserted) {
         const children = entry.node.children;
@@ -483,25 +498,12 @@ export class BatchWriter {
     growth.added = 0;
   }
 
-  /** The status history rows of newly added records (every one with a status attribute, as on insert). */
-  private async recordStatuses(object: ObjectMeta, rows: readonly Row[]): Promise<void> {
+  /** Who and when of the status history rows of added records (every one with a status attribute, as on insert). */
+  private statusHistory(object: ObjectMeta): StatusHistory | undefined {
     const historyName = object.def.statusHistory;
-    if (!historyName) return;
-    const history = this.unit.metadata.object(historyName);
-    const entries: Row[] = [];
-    for (const after of rows) {
-      if (after.status === undefined) continue;
-      const row = statusHistoryRow(
-        history,
-        after,
-        { now: this.unit.now, userid: this.unit.user.userid },
-        null,
-      );
-      entries.push(row);
-    }
-    if (entries.length === 0) return;
-    await insertRows(this.unit.db, history, this.unit.limits, entries, false);
-    this.unit.written.add(history.name);
+    if (!historyName || this.unit.limits.column(object, 'status') === undefined) return undefined;
+    const { now, user } = this.unit;
+    return { object: this.unit.metadata.object(historyName), now, userid: user.userid };
   }
 
   private async observe(object: ObjectMeta, row: Row): Promise<void> {

@@ -143,6 +143,16 @@ describe('batched deploys', () => {
       ),
       2500,
     );
+    // Written by the insert's own statement, each history row is the one a single insert writes (stamps.ts).
+    assert.equal(
+      await countRows(
+        target,
+        sql`select count(*)::int as count from assetstatus h join asset a using (assetnum, siteid)
+            where a.assetnum like 'BAT%' and h.orgid = a.orgid and h.status = a.status
+              and h.changedate = a.statusdate and h.changeby = 'MAXADMIN' and h.memo is null`,
+      ),
+      2500,
+    );
     assert.equal(
       await countRows(
         target,

@@ -26,6 +26,8 @@ import { requireAdminMode } from './admin-mode.js';
 import { refuseDrift } from './drift.js';
 import type { DeployProgress, DeployResultObserver } from './progress.js';
 import { InverseCapture } from '../backout/capture.js';
+import { keyText as recordKey } from '../backout/records.js';
+import type { Row } from '../../oslc/repository.js';
 import { refusalRemedy } from '../refusal-remedy.js';
 import { applyStructural, structuralChanges } from './structural.js';
 
@@ -106,7 +108,7 @@ export async function deployPackage(
     });
     throw error;
   } finally {
-    context.progress.ended(dmpackageid);
+    await context.progress.finished(dmpackageid);
   }
 }
 
@@ -176,7 +178,8 @@ export interface RecordsHooks {
 
 /**
  * Every record of the package through the batch, a staged chunk at a time (nothing of a chunk kept after it); the
- * counts. `chunkDone` hears the records done so far after each chunk.
+ * counts. `chunkDone` hears the records done so far after each chunk. A chunk's inverse (hooks.inverse) that reads
+ * nothing more is built while the batch's first insert of the next chunk is written (BatchWriter.alongside).
  */
 export async function syncRecords(
   trx: Kysely<Database>,
@@ -187,36 +190,110 @@ export async function syncRecords(
 ): Promise<Counts> {
   const { dmpackageid, manifest, structures, propertySets } = plan;
   const counts: Counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
+  const deferred = new DeferredInverse(batch);
   let done = 0;
-  for (const [index, entry] of manifest.entries.entries()) {
-    const structure = structures[index]!;
-    for await (const content of repository.stagedChunks(trx, dmpackageid, entry.cfgdataorder)) {
-      const lines = content.split('\n');
-      if (propertySets && isPropertyStructure(structure)) {
-        await hooks.inverse?.properties(structure, entry, lines);
-        for (const line of lines)
-          counts[await deployProperty(propertySets, trx, JSON.parse(line) as JsonRecord)] += 1;
-      } else {
-        const records = lines.map((line) => batchRecord(structure, line, hooks));
-        const prior = await hooks.inverse?.before(structure, entry, records);
-        // The inverse package has read the chunk's stored rows just now: the batch matches against those.
-        const known = prior && [...prior.stored.values()].map(({ row }) => row);
-        const outcomes = await batch.sync(
-          structure.root,
-          records,
-          plan.merge,
-          (at, refused) => hooks.refused(structure, records[at]!.keys, refused),
-          known,
-        );
-        await hooks.inverse?.after(prior, outcomes, batch.takeInserted());
-        hooks.synced?.(structure, records, outcomes);
-        for (const outcome of outcomes) counts[outcome] += 1;
+  try {
+    for (const [index, entry] of manifest.entries.entries()) {
+      const structure = structures[index]!;
+      for await (const content of repository.stagedChunks(trx, dmpackageid, entry.cfgdataorder)) {
+        const lines = content.split('\n');
+        if (propertySets && isPropertyStructure(structure)) {
+          await deferred.settle();
+          await hooks.inverse?.properties(structure, entry, lines);
+          for (const line of lines)
+            counts[await deployProperty(propertySets, trx, JSON.parse(line) as JsonRecord)] += 1;
+        } else {
+          const records = lines.map((line) => batchRecord(structure, line, hooks));
+          const prior = await hooks.inverse?.before(structure, entry, records);
+          // The inverse package has read the chunk's stored rows just now: the batch matches against those.
+          const known = prior && [...prior.stored.values()].map(({ row }) => row);
+          const outcomes = await batch.sync(
+            structure.root,
+            records,
+            plan.merge,
+            (at, refused) => hooks.refused(structure, records[at]!.keys, refused),
+            known,
+          );
+          await deferred.settle();
+          const inserted = batch.takeInserted();
+          const after = () => hooks.inverse?.after(prior, outcomes, inserted) ?? Promise.resolve();
+          if (readsNothingMore(records, outcomes, inserted)) deferred.defer(after);
+          else await after();
+          hooks.synced?.(structure, records, outcomes);
+          for (const outcome of outcomes) counts[outcome] += 1;
+        }
+        done += lines.length;
+        await chunkDone(done);
       }
-      done += lines.length;
-      await chunkDone(done);
     }
+    await deferred.settle();
+  } catch (error) {
+    // Its statements belong to the transaction the caller rolls back: they end first.
+    await deferred.abandon();
+    throw error;
   }
   return counts;
+}
+
+/**
+ * The inverse of the last chunk, handed to the batch to build while it writes the next chunk (or built when it
+ * settles): its statements are sent after that insert, in the transaction's order.
+ */
+class DeferredInverse {
+  private task: (() => Promise<void>) | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly batch: BatchWriter) {}
+
+  defer(task: () => Promise<void>): void {
+    this.task = task;
+    this.batch.alongside(() => this.start());
+  }
+
+  /** The deferred inverse built and staged (started now if the batch has not started it). */
+  async settle(): Promise<void> {
+    this.start();
+    const running = this.running;
+    this.running = undefined;
+    await running;
+  }
+
+  /** After a failure: what was started has ended, what was not is dropped. */
+  async abandon(): Promise<void> {
+    this.batch.alongside(undefined);
+    this.task = undefined;
+    await this.running?.catch(() => undefined);
+    this.running = undefined;
+  }
+
+  private start(): void {
+    this.batch.alongside(undefined);
+    const task = this.task;
+    this.task = undefined;
+    if (!task) return;
+    this.running = task();
+    // Awaited at `settle`; marked handled meanwhile, as a failure is only seen there.
+    this.running.catch(() => undefined);
+  }
+}
+
+/**
+ * Whether a written chunk's inverse needs no read of the records: every record sent once, each either unchanged or
+ * added by a multi-row insert that answered its row (BatchWriter.takeInserted). Only then may the next chunk write
+ * before the inverse is built, as nothing it would read could have moved.
+ */
+function readsNothingMore(
+  records: readonly BatchRecord[],
+  outcomes: readonly BatchOutcome[],
+  inserted: readonly Row[],
+): boolean {
+  let added = 0;
+  for (const outcome of outcomes) {
+    if (outcome === 'added') added += 1;
+    else if (outcome !== 'unchanged') return false;
+  }
+  if (inserted.length !== added) return false;
+  return new Set(records.map((record) => recordKey(record.keys))).size === records.length;
 }
 
 /** One line of a package as a record of a batch: its key values read, a missing one refused. */

@@ -17,6 +17,12 @@ export class DeployProgress {
   /** Packages this process is deploying, as read when their deploy began, with the progress since. */
   private readonly deploying = new Map<number, PackageRow>();
   private observer: ((dmpackageid: number) => Promise<void>) | undefined;
+  /**
+   * Per package, the write of its progress under way on another connection, and the latest text still to be written
+   * after it: a deploy goes on while its progress is written (docs/migration.md, "Progress"), and a write that falls
+   * behind is replaced by the newest text, never queued.
+   */
+  private readonly writes = new Map<number, { running: Promise<void>; next: string | undefined }>();
 
   constructor(private readonly context: Pick<MigrationContext, 'db' | 'storage'>) {}
 
@@ -31,6 +37,14 @@ export class DeployProgress {
 
   ended(dmpackageid: number): void {
     this.deploying.delete(dmpackageid);
+    const write = this.writes.get(dmpackageid);
+    if (write) write.next = undefined;
+  }
+
+  /** `ended`, once the progress write still under way (if any) has ended: nothing is written after this. */
+  async finished(dmpackageid: number): Promise<void> {
+    this.ended(dmpackageid);
+    await this.writes.get(dmpackageid)?.running;
   }
 
   /** The package row of a deploy this process is running, with its progress; none when it runs none. */
@@ -43,17 +57,42 @@ export class DeployProgress {
     if (row) this.deploying.set(dmpackageid, { ...row, progressstatus });
     const { storage } = this.context;
     if (storage.kind === 'postgres' && (storage.poolUsage?.().max ?? 1) > 1) {
-      try {
-        await repository.updateProgress(
-          this.context.db,
-          dmpackageid,
-          PACKAGE_STATUS.deployInProgress,
-          progressstatus,
-        );
-      } catch {
-        // Progress is a courtesy to readers: a busy or lost connection must not fail the deploy.
-      }
+      const written = this.write(dmpackageid, progressstatus);
+      // An observer (a test) reads the row itself before the deploy goes on.
+      if (this.observer) await written;
     }
     await this.observer?.(dmpackageid);
+  }
+
+  /** Writes the text to the package row, or leaves it for the write under way to take up when that ends. */
+  private write(dmpackageid: number, progressstatus: string): Promise<void> {
+    const pending = this.writes.get(dmpackageid);
+    if (pending) {
+      pending.next = progressstatus;
+      return pending.running;
+    }
+    const state: { running: Promise<void>; next: string | undefined } = {
+      running: Promise.resolve(),
+      next: progressstatus,
+    };
+    state.running = (async () => {
+      while (state.next !== undefined) {
+        const text = state.next;
+        state.next = undefined;
+        try {
+          await repository.updateProgress(
+            this.context.db,
+            dmpackageid,
+            PACKAGE_STATUS.deployInProgress,
+            text,
+          );
+        } catch {
+          // Progress is a courtesy to readers: a busy or lost connection must not fail the deploy.
+        }
+      }
+      this.writes.delete(dmpackageid);
+    })();
+    this.writes.set(dmpackageid, state);
+    return state.running;
   }
 }

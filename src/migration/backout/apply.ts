@@ -228,7 +228,8 @@ async function restoreChunk(
   const { drifts, propertySets } = restoring;
   const lines = texts.map((text) => JSON.parse(text) as JsonRecord);
   if (isPropertyStructure(structure)) {
-    if (drifts) for (const line of lines) await checkProperty(restoring.db, structure.name, line, drifts.note);
+    if (drifts)
+      for (const line of lines) await checkProperty(restoring.db, structure.name, line, drifts.note);
     if (!propertySets || (drifts && drifts.count > 0)) return;
     for (const line of lines) await restoreProperty(propertySets, restoring.trx, line);
     return;
@@ -268,7 +269,12 @@ async function restoreStructure(
 
 /** One inverse line as a record of a batch: the deploy's guard fields left out, a deletion marked. */
 function inverseRecord(line: JsonRecord, keys: StoredValue[]): BatchRecord {
-  const { [EXPECTED_FIELD]: _expected, [DEPLOYED_FIELD]: _deployed, [DEPLOYED_STAMP_FIELD]: _stamp, ...body } = line;
+  const {
+    [EXPECTED_FIELD]: _expected,
+    [DEPLOYED_FIELD]: _deployed,
+    [DEPLOYED_STAMP_FIELD]: _stamp,
+    ...body
+  } = line;
   return { body, keys, delete: body._action === DELETE_ACTION };
 }
 

@@ -79,4 +79,42 @@ describe('the statements of a back-out', () => {
     const again = await backoutPost(target, 'BOSTATEMENTS', dmpackageid, cookie);
     assert.equal(again.statusCode, 409, again.body);
   });
+
+  test('records changed in the first and the last chunk: the first named, both counted, nothing written', async () => {
+    const db = target.storage.db;
+    const lines = Array.from({ length: RECORDS }, (_, index) => ({
+      ...asset(index),
+      assetnum: `BODRIFT${String(index).padStart(5, '0')}`,
+    }));
+    const dmpackageid = await deployed(
+      target,
+      'BODRIFTS',
+      [{ objectstructure: 'MXAPIASSET', lines }],
+      [],
+      cookie,
+    );
+    const first = 'BODRIFT00000';
+    const last = `BODRIFT${String(RECORDS - 1).padStart(5, '0')}`;
+    await sql`update asset set description = 'Changed since' where assetnum in (${first}, ${last})`.execute(
+      db,
+    );
+
+    const refused = await backoutPost(target, 'BODRIFTS', dmpackageid, cookie);
+    assert.equal(refused.statusCode, 409, refused.body);
+    const message = String(json(refused).Error?.message);
+    assert.match(message, new RegExp(`assetnum=${first}, siteid=BEDFORD`), message);
+    assert.match(
+      message,
+      /description deployed "Statement count 0", now "Changed since"; 2 record\(s\) changed/,
+    );
+    const left = await sql<{ n: number }>`
+      select count(*)::int as n from asset where assetnum like 'BODRIFT%'`.execute(db);
+    assert.equal(left.rows[0]!.n, RECORDS, 'the chunks written before the drift was found are rolled back');
+
+    const forced = await backoutPost(target, 'BODRIFTS', dmpackageid, cookie, true);
+    assert.equal(forced.statusCode, 200, forced.body);
+    const gone = await sql<{ n: number }>`
+      select count(*)::int as n from asset where assetnum like 'BODRIFT%'`.execute(db);
+    assert.equal(gone.rows[0]!.n, 0);
+  });
 });

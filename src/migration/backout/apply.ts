@@ -2,7 +2,8 @@ import type { UserProfile } from '../../auth/types.js';
 import { typedView } from '../../db/schema.js';
 import { errors, isMaximoError, type MaximoError } from '../../errors.js';
 import type { ObjectStructure } from '../../metadata/registry.js';
-import type { BatchRecord } from '../../oslc/batch-writer.js';
+import type { BatchRecord, BatchWriter } from '../../oslc/batch-writer.js';
+import { ColumnLimits } from '../../oslc/column-limits.js';
 import { keyValuesOf, type ResourceWriter } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
 import type { PropertySets } from '../../properties/service.js';
@@ -23,9 +24,10 @@ import * as packages from '../repository.js';
 import type { PackageRow } from '../repository.js';
 import { requireAdminMode } from '../target/admin-mode.js';
 import type { DeployProgress } from '../target/progress.js';
-import type { Manifest } from '../transfer/package-file.js';
+import type { Manifest, ManifestEntry } from '../transfer/package-file.js';
 import { DEPLOYED_FIELD, DEPLOYED_STAMP_FIELD } from './capture.js';
-import { refuseBackoutDrift } from './check.js';
+import { DriftTally, checkProperty, chunkDrifts } from './check.js';
+import { rootRows } from './records.js';
 import { restoreProperty } from './properties.js';
 import { chunksLastFirst, findInverse, historyOf, insertHistory } from './repository.js';
 
@@ -136,7 +138,21 @@ export async function backoutPackage(
   }
 }
 
-/** The back-out's transaction: checked, every inverse record written, configuration restored; BACKEDOUT. */
+/** What the chunks of one back-out share: its transaction, its batch, and the drift check (none with `force`). */
+interface Restoring {
+  db: ResourceWriter['db'];
+  trx: ReturnType<typeof typedView>;
+  limits: ColumnLimits;
+  batch: BatchWriter;
+  drifts: DriftTally | undefined;
+  propertySets: PropertySets | undefined;
+}
+
+/**
+ * The back-out's transaction, in one pass over the inverse from its last chunk to its first: each chunk checked (its
+ * stored rows read once, for the check and the batch), then written; once a record has drifted nothing more is
+ * written and the rest is only checked, so that the refusal counts them all; then the configuration; BACKEDOUT.
+ */
 async function writeInverse(
   context: BackoutContext,
   plan: BackoutPlan,
@@ -154,27 +170,24 @@ async function writeInverse(
       now.changeby ?? '?',
       now.statusdate.toISOString(),
     );
-  if (!options.force)
-    await refuseBackoutDrift(writer.db, deployed.dmpackageid, inverse.dmpackageid, manifest, structures);
-  const batch = writer.batch();
+  const restoring: Restoring = {
+    db: writer.db,
+    trx,
+    limits: await ColumnLimits.load(writer.db),
+    batch: writer.batch(),
+    drifts: options.force ? undefined : new DriftTally(),
+    propertySets: options.propertySets,
+  };
   const total = manifest.entries.reduce((sum, entry) => sum + entry.count, 0);
   let done = 0;
   for (let index = manifest.entries.length - 1; index >= 0; index -= 1) {
     const entry = manifest.entries[index]!;
-    const structure = structures[index]!;
     for await (const content of chunksLastFirst(trx, inverse.dmpackageid, entry.cfgdataorder)) {
       const lines = content.split('\n').reverse();
-      if (options.propertySets && isPropertyStructure(structure)) {
-        for (const line of lines)
-          await restoreProperty(options.propertySets, trx, JSON.parse(line) as JsonRecord);
-      } else {
-        const records = lines.map((line) => inverseRecord(structure, line));
-        await batch.sync(structure.root, records, false, (at, refused) =>
-          restoreRefused(structure, records[at]!.keys, refused),
-        );
-      }
-      done += lines.length;
+      await restoreChunk(restoring, structures[index]!, entry, lines);
       await giveTurnWhenDue();
+      if (restoring.drifts && restoring.drifts.count > 0) continue;
+      done += lines.length;
       await context.progress.report(
         deployed.dmpackageid,
         `Backing out: ${formatCount(done)} of ${formatCount(total)} records`,
@@ -182,6 +195,8 @@ async function writeInverse(
       await context.afterChunk?.();
     }
   }
+  const refusal = restoring.drifts?.refusal(deployed.dmpackageid);
+  if (refusal) throw refusal;
   await restoreStructure(context, manifest, user, trx);
   const message = `Backed out: ${formatCount(done)} records restored`;
   await insertHistory(trx, {
@@ -197,6 +212,41 @@ async function writeInverse(
     changeby: user.userid,
   });
   return done;
+}
+
+/**
+ * One chunk of inverse lines (last first): checked unless `force`, and written unless a record drifted (in this
+ * chunk or an earlier one). Records: their stored root rows read in one statement, which the check compares and the
+ * batch matches the records against (it does not read them again); properties: through the property service.
+ */
+async function restoreChunk(
+  restoring: Restoring,
+  structure: ObjectStructure,
+  entry: ManifestEntry,
+  texts: readonly string[],
+): Promise<void> {
+  const { drifts, propertySets } = restoring;
+  const lines = texts.map((text) => JSON.parse(text) as JsonRecord);
+  if (isPropertyStructure(structure)) {
+    if (drifts)
+      for (const line of lines) await checkProperty(restoring.db, structure.name, line, drifts.note);
+    if (!propertySets || (drifts && drifts.count > 0)) return;
+    for (const line of lines) await restoreProperty(propertySets, restoring.trx, line);
+    return;
+  }
+  const object = structure.root.object;
+  const keys = lines.map((line) => keyValuesOf(object, line, {}).values);
+  const rows = await rootRows(restoring.db, restoring.limits, object, keys);
+  if (drifts) chunkDrifts(structure, entry, lines, keys, rows, drifts.note);
+  if (drifts && drifts.count > 0) return;
+  const records = lines.map((line, at) => inverseRecord(line, keys[at]!));
+  await restoring.batch.sync(
+    structure.root,
+    records,
+    false,
+    (at, refused) => restoreRefused(structure, records[at]!.keys, refused),
+    rows,
+  );
 }
 
 /** The custom attributes as they were before the deploy: the added ones removed, the changed ones changed back. */
@@ -218,14 +268,13 @@ async function restoreStructure(
 }
 
 /** One inverse line as a record of a batch: the deploy's guard fields left out, a deletion marked. */
-function inverseRecord(structure: ObjectStructure, line: string): BatchRecord {
+function inverseRecord(line: JsonRecord, keys: StoredValue[]): BatchRecord {
   const {
     [EXPECTED_FIELD]: _expected,
     [DEPLOYED_FIELD]: _deployed,
     [DEPLOYED_STAMP_FIELD]: _stamp,
     ...body
-  } = JSON.parse(line) as JsonRecord;
-  const keys: StoredValue[] = keyValuesOf(structure.root.object, body, {}).values;
+  } = line;
   return { body, keys, delete: body._action === DELETE_ACTION };
 }
 

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import { typedView, type DynamicDatabase } from '../../db/schema.js';
-import { errors } from '../../errors.js';
+import { errors, type MaximoError } from '../../errors.js';
 import type { ObjectMeta, ObjectStructure } from '../../metadata/registry.js';
 import { ColumnLimits } from '../../oslc/column-limits.js';
+import type { Row } from '../../oslc/repository.js';
 import { keyValuesOf } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
 import { EXPECTED_FIELD, driftHash } from '../drift.js';
@@ -82,19 +83,51 @@ async function checkLines(
     unproven.map((index) => keys[index]!),
   );
   const current = new Map(rows.map((row) => [rowKey(object, row), row]));
-  unproven.forEach((index) => {
-    const line = lines[index]!;
+  for (const index of unproven)
+    compareLine(structure, entry, lines[index]!, keys[index]!, current.get(keyText(keys[index]!)), note);
+}
+
+/**
+ * The drifted records among `lines`, given the stored root rows of their keys (`rows`, read by the caller in the same
+ * transaction): what a back-out checks of each chunk before it writes it. A row that still carries the rowstamp the
+ * deploy left is as the deploy left it (every write renews the rowstamp); any other line is compared by hash.
+ */
+export function chunkDrifts(
+  structure: ObjectStructure,
+  entry: ManifestEntry,
+  lines: readonly JsonRecord[],
+  keys: readonly StoredValue[][],
+  rows: readonly Row[],
+  note: (drift: BackoutDrift) => void,
+): void {
+  const object = structure.root.object;
+  const current = new Map(rows.map((row) => [rowKey(object, row), row]));
+  lines.forEach((line, index) => {
     const row = current.get(keyText(keys[index]!));
-    const deployed = (line[DEPLOYED_FIELD] ?? null) as JsonRecord | null;
-    if (deployed === null ? row === undefined : row !== undefined && sameHash(object, entry, line, row))
-      return;
-    note({
-      objectstructure: structure.name,
-      key: describeKey(object, keys[index]!),
-      deployed,
-      current: row ? currentValues(object, row) : null,
-      attributes: deployed && row ? differences(object, entry, deployed, row) : {},
-    });
+    const stamp = line[DEPLOYED_STAMP_FIELD];
+    if (typeof stamp === 'string' && row?.rowstamp !== undefined && String(row.rowstamp) === stamp) return;
+    compareLine(structure, entry, line, keys[index]!, row, note);
+  });
+}
+
+/** One line compared by hash with the stored row of its key (none: no record), noted when it drifted. */
+function compareLine(
+  structure: ObjectStructure,
+  entry: ManifestEntry,
+  line: JsonRecord,
+  keys: readonly StoredValue[],
+  row: Row | undefined,
+  note: (drift: BackoutDrift) => void,
+): void {
+  const object = structure.root.object;
+  const deployed = (line[DEPLOYED_FIELD] ?? null) as JsonRecord | null;
+  if (deployed === null ? row === undefined : row !== undefined && sameHash(object, entry, line, row)) return;
+  note({
+    objectstructure: structure.name,
+    key: describeKey(object, keys),
+    deployed,
+    current: row ? currentValues(object, row) : null,
+    attributes: deployed && row ? differences(object, entry, deployed, row) : {},
   });
 }
 
@@ -158,7 +191,7 @@ function differences(
 }
 
 /** A system property value set by the deploy and changed since. */
-async function checkProperty(
+export async function checkProperty(
   db: Kysely<DynamicDatabase>,
   objectstructure: string,
   line: JsonRecord,
@@ -184,24 +217,31 @@ async function checkProperty(
   }
 }
 
-/** Refuses the back-out when a record changed since the deploy (EAS0180E), naming the first with both values. */
-export async function refuseBackoutDrift(
-  db: Kysely<DynamicDatabase>,
-  dmpackageid: number,
-  inverseid: number,
-  manifest: Manifest,
-  structures: readonly ObjectStructure[],
-): Promise<void> {
-  const { count, drifts } = await backoutDrifts(db, inverseid, manifest, structures, 1);
-  const first = drifts[0];
-  if (!first) return;
-  throw errors.packageBackoutDrifted(
-    String(dmpackageid),
-    first.objectstructure,
-    first.key,
-    describe(first),
-    count,
-  );
+/**
+ * The drifts a back-out finds as it goes through its inverse from the last record to the first: how many, and the
+ * one its refusal names, the first in package order (the last found).
+ */
+export class DriftTally {
+  count = 0;
+  private named: BackoutDrift | undefined;
+
+  readonly note = (drift: BackoutDrift): void => {
+    this.count += 1;
+    this.named = drift;
+  };
+
+  /** EAS0180E naming the first drifted record with both values; none when no record drifted. */
+  refusal(dmpackageid: number): MaximoError | undefined {
+    const first = this.named;
+    if (!first) return undefined;
+    return errors.packageBackoutDrifted(
+      String(dmpackageid),
+      first.objectstructure,
+      first.key,
+      describe(first),
+      this.count,
+    );
+  }
 }
 
 /** `description deployed "Pump", now "Pump 2"`; a record the deploy removed or left, as present or absent. */

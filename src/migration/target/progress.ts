@@ -11,7 +11,8 @@ export type DeployResultObserver = (result: 'deployed' | 'failed') => void;
  * this process (on PGlite the transaction holds the only connection, so no other reader reaches the database
  * meanwhile), and on PostgreSQL also written to the package row by a short update of its own on another pooled
  * connection, for readers in every process. The deploy locks the package with an advisory lock rather than its
- * row, so that update never waits for the deploy; it only applies while the package is DEPLOY_INPROGRESS.
+ * row, so that update never waits for the deploy; it only applies while the package is still in the status its
+ * operation began with (DEPLOY_INPROGRESS, or BACKOUT_INPROGRESS for a back-out).
  */
 export class DeployProgress {
   /** Packages this process is deploying, as read when their deploy began, with the progress since. */
@@ -71,6 +72,7 @@ export class DeployProgress {
       pending.next = progressstatus;
       return pending.running;
     }
+    const status = this.deploying.get(dmpackageid)?.status ?? PACKAGE_STATUS.deployInProgress;
     const state: { running: Promise<void>; next: string | undefined } = {
       running: Promise.resolve(),
       next: progressstatus,
@@ -80,12 +82,7 @@ export class DeployProgress {
         const text = state.next;
         state.next = undefined;
         try {
-          await repository.updateProgress(
-            this.context.db,
-            dmpackageid,
-            PACKAGE_STATUS.deployInProgress,
-            text,
-          );
+          await repository.updateProgress(this.context.db, dmpackageid, status, text);
         } catch {
           // Progress is a courtesy to readers: a busy or lost connection must not fail the deploy.
         }

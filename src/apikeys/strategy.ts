@@ -18,6 +18,14 @@ export function presentedKey(request: FastifyRequest): PresentedKey | undefined 
   return undefined;
 }
 
+/** `presentedKey(request) !== undefined`, without the object: the access hook asks it of every request. */
+function carriesKey(request: FastifyRequest): boolean {
+  const header = request.headers.apikey;
+  if (typeof header === 'string' && header !== '') return true;
+  const parameter = (request.query as Record<string, string | undefined> | undefined)?.apikey;
+  return typeof parameter === 'string' && parameter !== '';
+}
+
 /**
  * API key (docs/apikeys.md, "Using a key"): a silent login as the key's owner, with the owner's rights. No session is
  * created unless the request asks for one with `enablesession=1`.
@@ -26,7 +34,7 @@ export function apiKeyStrategy(keys: ApiKeyService): AuthStrategy {
   return {
     name: 'apikey',
     kind: 'token',
-    applies: (request) => presentedKey(request) !== undefined,
+    applies: carriesKey,
     authenticate: (request) => {
       const key = presentedKey(request);
       // applies() was true, so the key is there; the check keeps the types honest.

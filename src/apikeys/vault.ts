@@ -21,6 +21,8 @@ export class KeyVault {
   private readonly sealKey: Buffer;
   private readonly digestKey: Buffer;
   private readonly recentDigests = new BoundedCache<string, string>(RECENT_KEYS_KEPT);
+  private readonly computeDigest = (apikey: string): string =>
+    createHmac('sha256', this.digestKey).update(apikey, 'utf8').digest('hex');
 
   constructor(private readonly master: Buffer) {
     this.sealKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'eas apikey seal', 32));
@@ -40,9 +42,7 @@ export class KeyVault {
    * recent keys are kept (in memory only, where the requests carrying the keys already are).
    */
   digest(apikey: string): string {
-    return this.recentDigests.getOrCompute(apikey, () =>
-      createHmac('sha256', this.digestKey).update(apikey, 'utf8').digest('hex'),
-    );
+    return this.recentDigests.getOrCompute(apikey, this.computeDigest);
   }
 
   seal(apikey: string): string {

@@ -90,10 +90,12 @@ interface LoginCookies {
 const recentHeaders = new BoundedCache<string, LoginCookies>(1024);
 
 function loginCookiesOf(header: string): LoginCookies {
-  return recentHeaders.getOrCompute(header, () => {
-    const cookies = parseCookie(header);
-    return { sessionValue: cookies[SESSION_COOKIE], tokenValue: cookies[TOKEN_COOKIE] };
-  });
+  return recentHeaders.getOrCompute(header, parseLoginCookies);
+}
+
+function parseLoginCookies(header: string): LoginCookies {
+  const cookies = parseCookie(header);
+  return { sessionValue: cookies[SESSION_COOKIE], tokenValue: cookies[TOKEN_COOKIE] };
 }
 
 /**

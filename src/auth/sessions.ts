@@ -138,7 +138,7 @@ export class SessionService {
   private admission: SessionAdmission | undefined;
 
   private digest(value: string): string {
-    return this.recentDigests.getOrCompute(value, () => sha256(value));
+    return this.recentDigests.getOrCompute(value, sha256);
   }
   /** Cookies resolved from memory (hits) and from the database (misses). */
   readonly cacheStatistics = new CacheStatistics();

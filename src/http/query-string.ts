@@ -64,9 +64,6 @@ export function createQueryStringParser(
   names: ParameterNames = new ParameterNames(),
 ): (text: string) => QueryParameters {
   const parsedQueries = new BoundedCache<string, Readonly<QueryParameters>>(512);
-  return (text) =>
-    Object.assign(
-      new Parameters(),
-      parsedQueries.getOrCompute(text, () => parseQueryString(text, names)),
-    );
+  const parse = (text: string) => parseQueryString(text, names);
+  return (text) => Object.assign(new Parameters(), parsedQueries.getOrCompute(text, parse));
 }

@@ -15,21 +15,27 @@ const SAFE_REQUEST_ID = /^[\w.:+/=-]{1,128}$/;
 
 /**
  * Generated ids are UUID-shaped: a random prefix drawn once per process, then a counter. Unique across processes
- * like a random UUID, without drawing random bytes on every request. The counter's digits are written into a buffer
- * holding the whole id, which reads back as one flat string: a string built by concatenation is checked and written
- * more slowly when Node validates and sends the echoed header.
+ * like a random UUID, without drawing random bytes on every request. The counter's hex digits live in a buffer
+ * holding the whole id, incremented in place (usually one digit changes), which reads back as one flat string: a
+ * string built by concatenation is checked and written more slowly when Node validates and sends the echoed header.
  */
 const GENERATED_PREFIX = randomUUID().slice(0, 24);
 const generatedId = Buffer.from(`${GENERATED_PREFIX}000000000000`, 'latin1');
-const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
-let generated = 0;
+const ZERO = 0x30;
+const NINE = 0x39;
+const LOWER_A = 0x61;
+const LOWER_F = 0x66;
 
 function nextGeneratedId(): string {
-  generated += 1;
-  let rest = generated;
+  // Adds one to the hex counter, carrying leftwards; past ffffffffffff it wraps to 000000000000.
   for (let index = generatedId.length - 1; index >= GENERATED_PREFIX.length; index -= 1) {
-    generatedId[index] = HEX_DIGITS[rest % 16]!;
-    rest = Math.floor(rest / 16);
+    const digit = generatedId[index]!;
+    if (digit === LOWER_F) {
+      generatedId[index] = ZERO;
+      continue;
+    }
+    generatedId[index] = digit === NINE ? LOWER_A : digit + 1;
+    break;
   }
   return generatedId.toString('latin1');
 }
@@ -140,7 +146,13 @@ export function lazyRequestLogging(root: FastifyBaseLogger, level: string, reque
   root.child = (bindings: Bindings, options?: ChildLoggerOptions) =>
     options?.level === undefined &&
     typeof bindings[requestIdLabel] === 'string' &&
-    Object.keys(bindings).length === 1
+    onlyKey(bindings, requestIdLabel)
       ? new LazyRequestLogger(parent, bindings, options)
       : pinoChild(bindings, options);
+}
+
+/** Whether `name` is the object's only key, without the array `Object.keys` makes (asked on every request). */
+function onlyKey(object: Bindings, name: string): boolean {
+  for (const key in object) if (key !== name) return false;
+  return true;
 }

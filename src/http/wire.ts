@@ -33,9 +33,13 @@ export function canonicalHeaderName(name: string): string {
   return spelled;
 }
 
-function canonicalHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  const spelled: OutgoingHttpHeaders = {};
-  for (const name in headers) spelled[canonicalHeaderName(name)] = headers[name];
+/**
+ * The headers as Node's flat `[name, value, ...]` list, names spelled: Node writes a list without the own-property
+ * check it makes on each key of an object, and no object is built per response.
+ */
+function canonicalHeaders(headers: OutgoingHttpHeaders): Array<OutgoingHttpHeaders[string]> {
+  const spelled: Array<OutgoingHttpHeaders[string]> = [];
+  for (const name in headers) spelled.push(canonicalHeaderName(name), headers[name]);
   return spelled;
 }
 

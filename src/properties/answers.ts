@@ -10,6 +10,10 @@ export class PropertyAnswers {
   private readonly encoded = new BoundedCache<string, Buffer>(256);
 
   of(value: string): Buffer {
-    return this.encoded.getOrCompute(value, () => Buffer.from(JSON.stringify({ return: value })));
+    return this.encoded.getOrCompute(value, encodeAnswer);
   }
+}
+
+function encodeAnswer(value: string): Buffer {
+  return Buffer.from(JSON.stringify({ return: value }));
 }

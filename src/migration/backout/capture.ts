@@ -7,13 +7,13 @@ import type { BatchOutcome, BatchRecord } from '../../oslc/batch-writer.js';
 import { ColumnLimits } from '../../oslc/column-limits.js';
 import type { Row } from '../../oslc/repository.js';
 import type { MigrationContext } from '../context.js';
-import { EXPECTED_FIELD, driftAttributes, driftHash } from '../drift.js';
+import { EXPECTED_FIELD, driftAttributes, driftHasher } from '../drift.js';
 import { DELETE_ACTION, describeCounts, jsonValue, type JsonRecord } from '../packages.js';
 import { isPropertyStructure } from '../properties.js';
 import * as packages from '../repository.js';
 import type { Db, PackageRow } from '../repository.js';
 import { FORMAT_VERSION, type Manifest, type ManifestEntry } from '../transfer/package-file.js';
-import { exportRow, keyText, rootRows, rowKey, storedRecords, type StoredRecord } from './records.js';
+import { keyText, rootRows, rowExporter, rowKey, storedRecords, type StoredRecord } from './records.js';
 import { findInverse, insertHistory, insertInverse, propertyValues } from './repository.js';
 
 /*
@@ -129,6 +129,8 @@ export class InverseCapture {
     const { structure, records, stored } = prior;
     const object = structure.root.object;
     const names = driftAttributes(object);
+    const hash = driftHasher(object, names);
+    const exportOf = rowExporter(object);
     const written = new Map<string, { record: BatchRecord; times: number; added: boolean }>();
     records.forEach((record, index) => {
       const key = keyText(record.keys);
@@ -153,8 +155,8 @@ export class InverseCapture {
       if (!before && !after) continue;
       const guard = after
         ? {
-            [EXPECTED_FIELD]: driftHash(object, names, after),
-            [DEPLOYED_FIELD]: exportRow(object, after),
+            [EXPECTED_FIELD]: hash(after),
+            [DEPLOYED_FIELD]: exportOf(after),
             ...(after.rowstamp !== null &&
               after.rowstamp !== undefined && { [DEPLOYED_STAMP_FIELD]: String(after.rowstamp) }),
           }
@@ -264,11 +266,11 @@ export class InverseCapture {
       };
       this.entries.set(entry.cfgdataorder, state);
     }
-    for (const line of lines) {
-      const bytes = Buffer.from(`${line}\n`);
-      state.hash.update(bytes);
-      state.bytes += bytes.length;
-    }
+    // The file holds each line followed by a newline: the chunk's content and one newline, hashed in one update.
+    const content = lines.join('\n');
+    const bytes = Buffer.from(`${content}\n`);
+    state.hash.update(bytes);
+    state.bytes += bytes.length;
     state.count += lines.length;
     await packages.insertStaging(this.db, this.inverse!.dmpackageid, {
       type: 'CFGDATA',
@@ -276,7 +278,7 @@ export class InverseCapture {
       cfgdataorder: entry.cfgdataorder,
       chunk: state.chunk++,
       cfgobjectcount: lines.length,
-      content: lines.join('\n'),
+      content,
     });
   }
 }

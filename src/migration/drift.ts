@@ -4,7 +4,6 @@ import type { DynamicDatabase } from '../db/schema.js';
 import type { ObjectMeta, ObjectStructure } from '../metadata/registry.js';
 import { joinPairs } from '../oslc/child-entries.js';
 import { findAll, type Row } from '../oslc/repository.js';
-import type { MaxType } from '../metadata/types.js';
 import { isDateType, isNumericType, parseIsoDate } from '../oslc/values.js';
 
 /*
@@ -35,23 +34,61 @@ export function driftHash(
   names: readonly string[],
   row: Readonly<Record<string, unknown>>,
 ): string {
-  const pairs = names
-    .map((name) => [name, normalize(object.attributes.get(name)?.type, row[name])] as const)
-    .filter(([, value]) => value !== null);
-  return createHash('sha256').update(JSON.stringify(pairs)).digest('hex');
+  return driftHasher(object, names)(row);
 }
 
-function normalize(type: MaxType | undefined, value: unknown): string | boolean | null {
+/** How `normalize` reads an attribute's values, decided once per attribute rather than once per value. */
+interface AttributeKind {
+  /** The attribute's name as JSON text, as the hashed pairs hold it. */
+  json: string;
+  date: boolean;
+  numeric: boolean;
+  yorn: boolean;
+}
+
+/**
+ * `driftHash` for many rows of one object over the same names: the attributes' types looked up once, and the hashed
+ * text (the JSON of the `[name, value]` pairs whose value is not null) written directly, the same bytes as
+ * `JSON.stringify` of the pairs.
+ */
+export function driftHasher(
+  object: ObjectMeta,
+  names: readonly string[],
+): (row: Readonly<Record<string, unknown>>) => string {
+  const kinds = names.map((name): [string, AttributeKind] => {
+    const type = object.attributes.get(name)?.type;
+    return [
+      name,
+      {
+        json: JSON.stringify(name),
+        date: type !== undefined && isDateType(type),
+        numeric: type !== undefined && isNumericType(type),
+        yorn: type === 'YORN',
+      },
+    ];
+  });
+  return (row) => {
+    let text = '';
+    for (const [name, kind] of kinds) {
+      const value = normalize(kind, row[name]);
+      if (value === null) continue;
+      const json = typeof value === 'string' ? JSON.stringify(value) : String(value);
+      text += `${text === '' ? '' : ','}[${kind.json},${json}]`;
+    }
+    return createHash('sha256').update(`[${text}]`).digest('hex');
+  };
+}
+
+function normalize(kind: AttributeKind, value: unknown): string | boolean | null {
   if (value === null || value === undefined || value === '') return null;
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (type !== undefined && isDateType(type) && typeof value === 'string')
-    return parseIsoDate(value)?.toISOString() ?? value;
-  if ((type !== undefined && isNumericType(type)) || typeof value === 'number' || typeof value === 'bigint') {
+  if (kind.date && typeof value === 'string') return parseIsoDate(value)?.toISOString() ?? value;
+  if (kind.numeric || typeof value === 'number' || typeof value === 'bigint') {
     const number = Number(value);
     // 12.50 and 12.5, -0 and 0: one text per number (String gives the shortest form that reads back the same).
     return Number.isFinite(number) ? String(number === 0 ? 0 : number) : String(value);
   }
-  if (type === 'YORN' || typeof value === 'boolean')
+  if (kind.yorn || typeof value === 'boolean')
     return value === true || value === 1 || value === '1' || value === 'Y' || value === 'true';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -2,18 +2,19 @@ import { createHash, type Hash } from 'node:crypto';
 import type { UserProfile } from '../../auth/types.js';
 import { dynamicView } from '../../db/schema.js';
 import type { AttributeChange } from '../../dbconfig/service.js';
-import type { ObjectStructure } from '../../metadata/registry.js';
+import type { ObjectMeta, ObjectStructure } from '../../metadata/registry.js';
 import type { BatchOutcome, BatchRecord } from '../../oslc/batch-writer.js';
 import { ColumnLimits } from '../../oslc/column-limits.js';
 import type { Row } from '../../oslc/repository.js';
+import type { StoredValue } from '../../oslc/values.js';
 import type { MigrationContext } from '../context.js';
-import { EXPECTED_FIELD, driftAttributes, driftHash } from '../drift.js';
+import { EXPECTED_FIELD, driftAttributes, driftHasher } from '../drift.js';
 import { DELETE_ACTION, describeCounts, jsonValue, type JsonRecord } from '../packages.js';
 import { isPropertyStructure } from '../properties.js';
 import * as packages from '../repository.js';
 import type { Db, PackageRow } from '../repository.js';
 import { FORMAT_VERSION, type Manifest, type ManifestEntry } from '../transfer/package-file.js';
-import { exportRow, keyText, rootRows, rowKey, storedRecords, type StoredRecord } from './records.js';
+import { keyText, rootRows, rowExporter, rowKey, storedRecords, type StoredRecord } from './records.js';
 import { findInverse, insertHistory, insertInverse, propertyValues } from './repository.js';
 
 /*
@@ -129,6 +130,8 @@ export class InverseCapture {
     const { structure, records, stored } = prior;
     const object = structure.root.object;
     const names = driftAttributes(object);
+    const hash = driftHasher(object, names);
+    const exportOf = rowExporter(object);
     const written = new Map<string, { record: BatchRecord; times: number; added: boolean }>();
     records.forEach((record, index) => {
       const key = keyText(record.keys);
@@ -151,26 +154,9 @@ export class InverseCapture {
       const before = stored.get(key);
       const after = deployed.get(key);
       if (!before && !after) continue;
-      const guard = after
-        ? {
-            [EXPECTED_FIELD]: driftHash(object, names, after),
-            [DEPLOYED_FIELD]: exportRow(object, after),
-            ...(after.rowstamp !== null &&
-              after.rowstamp !== undefined && { [DEPLOYED_STAMP_FIELD]: String(after.rowstamp) }),
-          }
-        : { [DEPLOYED_FIELD]: null };
-      if (!before) {
-        const keyRecord = Object.fromEntries(
-          object.keys.map((name, index) => [name, jsonValue(record.keys[index] ?? null)]),
-        );
-        lines.push(JSON.stringify({ ...keyRecord, _action: DELETE_ACTION, ...guard }));
-      } else {
-        // A record sent once restores what it sent; one sent more than once, or deleted, restores whole.
-        const whole = !after || times > 1;
-        lines.push(
-          JSON.stringify({ ...(whole ? before.record : sentPart(prior, before, record)), ...guard }),
-        );
-      }
+      // A record sent once restores what it sent; one sent more than once, or deleted, restores whole.
+      const restore = before && (!after || times > 1 ? before.record : sentPart(prior, before, record));
+      lines.push(inverseLine(object, record.keys, restore, after, hash, exportOf));
     }
     await this.stage(prior.entry, lines, names);
   }
@@ -264,11 +250,11 @@ export class InverseCapture {
       };
       this.entries.set(entry.cfgdataorder, state);
     }
-    for (const line of lines) {
-      const bytes = Buffer.from(`${line}\n`);
-      state.hash.update(bytes);
-      state.bytes += bytes.length;
-    }
+    // The file holds each line followed by a newline: the chunk's content and one newline, hashed in one update.
+    const content = lines.join('\n');
+    const bytes = Buffer.from(`${content}\n`);
+    state.hash.update(bytes);
+    state.bytes += bytes.length;
     state.count += lines.length;
     await packages.insertStaging(this.db, this.inverse!.dmpackageid, {
       type: 'CFGDATA',
@@ -276,9 +262,41 @@ export class InverseCapture {
       cfgdataorder: entry.cfgdataorder,
       chunk: state.chunk++,
       cfgobjectcount: lines.length,
-      content: lines.join('\n'),
+      content,
     });
   }
+}
+
+/**
+ * One line of the inverse: the prior values to restore, or (`restore` undefined: the deploy added the record) its
+ * key and the delete action; then the guard of the row the deploy left, or a null `_deployed` when it left none. The
+ * fields are assigned in the order the lines have always held them (building and spreading a guard object was most
+ * of a line's cost).
+ */
+export function inverseLine(
+  object: ObjectMeta,
+  keys: readonly StoredValue[],
+  restore: JsonRecord | undefined,
+  after: Row | undefined,
+  hash: (row: Row) => string,
+  exportOf: (row: Row) => JsonRecord,
+): string {
+  let line: JsonRecord;
+  if (restore) line = { ...restore };
+  else {
+    line = {};
+    object.keys.forEach((name, index) => {
+      line[name] = jsonValue(keys[index] ?? null);
+    });
+    line._action = DELETE_ACTION;
+  }
+  if (after) {
+    line[EXPECTED_FIELD] = hash(after);
+    line[DEPLOYED_FIELD] = exportOf(after);
+    if (after.rowstamp !== null && after.rowstamp !== undefined)
+      line[DEPLOYED_STAMP_FIELD] = String(after.rowstamp);
+  } else line[DEPLOYED_FIELD] = null;
+  return JSON.stringify(line);
 }
 
 /** The prior values of what a changed record's line sent: its key, attributes and whole child collections. */

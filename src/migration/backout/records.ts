@@ -72,7 +72,8 @@ async function withChildren(
   node: StructureNode,
   rows: readonly Row[],
 ): Promise<JsonRecord[]> {
-  const records = rows.map((row) => exportRow(node.object, row));
+  const exportOf = rowExporter(node.object);
+  const records = rows.map(exportOf);
   for (const child of node.children) {
     const children = await childRows(db, limits, child, rows);
     const childRecords = await withChildren(db, limits, child, children);
@@ -93,11 +94,20 @@ async function withChildren(
 
 /** A row as a package carries it: what a client may write, no unique ids or stamps; nulls carried. */
 export function exportRow(object: ObjectMeta, row: Row): JsonRecord {
-  const record: JsonRecord = {};
-  for (const attribute of object.attributes.values()) {
-    if (attribute.generated || attribute.writeOnly || attribute.name === object.uniqueId) continue;
-    const value = row[attribute.name] ?? null;
-    record[attribute.name] = value === null ? null : jsonValue(value);
-  }
-  return record;
+  return rowExporter(object)(row);
+}
+
+/** `exportRow` for many rows of one object: the attributes it carries chosen once, in the same order. */
+export function rowExporter(object: ObjectMeta): (row: Row) => JsonRecord {
+  const names = [...object.attributes.values()]
+    .filter((attribute) => !attribute.generated && !attribute.writeOnly && attribute.name !== object.uniqueId)
+    .map((attribute) => attribute.name);
+  return (row) => {
+    const record: JsonRecord = {};
+    for (const name of names) {
+      const value = row[name] ?? null;
+      record[name] = value === null ? null : jsonValue(value);
+    }
+    return record;
+  };
 }

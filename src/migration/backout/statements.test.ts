@@ -9,7 +9,8 @@ import type { JsonRecord } from '../packages.js';
 /**
  * What a back-out costs per chunk of its inverse package (docs/migration.md, "Back-out"): one pass from the last
  * chunk to the first, each chunk's stored rows read once for both the check and the batch, its deletions removed
- * set-wise; so a chunk takes the same few statements whatever its number of records, and the check adds none.
+ * set-wise; so a chunk takes the same few statements whatever its number of records, and the check adds none. Its
+ * progress is reported chunk by chunk.
  */
 
 const RECORDS = 2600;
@@ -116,5 +117,47 @@ describe('the statements of a back-out', () => {
     const gone = await sql<{ n: number }>`
       select count(*)::int as n from asset where assetnum like 'BODRIFT%'`.execute(db);
     assert.equal(gone.rows[0]!.n, 0);
+  });
+
+  test('the progress moves on between chunks, and on PostgreSQL is written to the package row', async () => {
+    // Read by other processes from the row while the back-out's transaction is open (docs/migration.md, "Progress").
+    const lines = Array.from({ length: RECORDS }, (_, index) => ({
+      ...asset(index),
+      assetnum: `BOPRG${String(index).padStart(5, '0')}`,
+    }));
+    const dmpackageid = await deployed(
+      target,
+      'BOPROGRESS',
+      [{ objectstructure: 'MXAPIASSET', lines }],
+      [],
+      cookie,
+    );
+    const seen: Array<{ status: string; progress: string | null; stored?: string | null }> = [];
+    target.services.migration.observeProgress(async (observed) => {
+      const record = await target.services.migration.record('BOPROGRESS', observed);
+      const reading: (typeof seen)[number] = { status: record.status, progress: record.progressstatus };
+      if (target.storage.kind === 'postgres') {
+        const row = await target.storage.db
+          .selectFrom('dmpackage')
+          .select('progressstatus')
+          .where('dmpackageid', '=', observed)
+          .executeTakeFirstOrThrow();
+        reading.stored = row.progressstatus;
+      }
+      seen.push(reading);
+    });
+
+    const answer = await backoutPost(target, 'BOPROGRESS', dmpackageid, cookie);
+    assert.equal(answer.statusCode, 200, answer.body);
+    assert.ok(seen.length >= 2, `the progress moved on more than once: ${JSON.stringify(seen)}`);
+    assert.ok(seen.every((reading) => reading.status === 'BACKOUT_INPROGRESS'));
+    assert.ok(seen.every((reading) => /^Backing out: [\d,]+ of 2,600/.test(reading.progress ?? '')));
+    assert.equal(new Set(seen.map((reading) => reading.progress)).size, seen.length);
+    if (target.storage.kind === 'postgres')
+      assert.deepEqual(
+        seen.map((reading) => reading.stored),
+        seen.map((reading) => reading.progress),
+      );
+    assert.equal((await target.services.migration.record('BOPROGRESS', dmpackageid)).status, 'BACKEDOUT');
   });
 });

@@ -306,27 +306,15 @@ function memberFilterShape(filters: readonly Filter[]): string | undefined {
 
 const WINDOWS_KEPT_PER_PLAN = 64;
 
-/**
- * One page of members: of the plan alone through `pages` (compiled once), or with filters beyond the plan's own
- * (a lookup's) compiled for this request.
- */
+/** One page of members of the plan, with filters beyond the plan's own (a lookup's), through `pages`. */
 export async function executePage(
   db: Kysely<DynamicDatabase>,
   plan: QueryPlan,
   extraFilters: readonly Filter[],
   window: PageWindow,
-  pages?: CompiledPages,
+  pages: CompiledPages,
 ): Promise<PageResult> {
-  const rows = pages
-    ? await runKept<Row>(db, pages.compiled(plan, window, extraFilters))
-    : await compilePage(
-        db,
-        plan.structure.root.object,
-        plan.root,
-        [...planFilters(plan), ...extraFilters],
-        plan.order,
-        window,
-      ).execute();
+  const rows = await runKept<Row>(db, pages.compiled(plan, window, extraFilters));
   const hasMore = rows.length > window.limit;
   const count = hasMore ? window.limit : rows.length;
   const members = new Array<MemberRecord>(count);
@@ -374,11 +362,9 @@ export async function executeCount(
   db: Kysely<DynamicDatabase>,
   plan: QueryPlan,
   extraFilters: readonly Filter[],
-  pages?: CompiledPages,
+  pages: CompiledPages,
 ): Promise<number> {
-  const rows = pages
-    ? await runKept<Row>(db, pages.count(plan, extraFilters))
-    : await compileCount(db, plan.structure.root.object, [...planFilters(plan), ...extraFilters]).execute();
+  const rows = await runKept<Row>(db, pages.count(plan, extraFilters));
   return Number(rows[0]?.count ?? 0);
 }
 

@@ -63,7 +63,8 @@ async function midway(server: ServerProcess, dmpackageid: number): Promise<void>
     const record = await call(server, `/dm/package?pkgdefname=BOKILL&dmpackageid=${dmpackageid}`);
     last = `${String(record.body.status)}: ${String(record.body.progressstatus)}`;
     const done = /Backing out: ([\d,]+) of/.exec(String(record.body.progressstatus));
-    if (record.body.status === 'BACKOUT_INPROGRESS' && done && Number(done[1]!.replace(/,/g, '')) > 0) found = true;
+    if (record.body.status === 'BACKOUT_INPROGRESS' && done && Number(done[1]!.replace(/,/g, '')) > 0)
+      found = true;
   };
   while (!found && Date.now() < deadline) {
     if (readings.size < 16) {

@@ -59,30 +59,45 @@ export async function lockMatching(
   return result.rows;
 }
 
-/** Deletes the rows whose `columns` equal one of `tuples` in one statement, and answers them as they were. */
+/**
+ * What a deletion answers of each deleted row: `rows`, the rows as they were (for the write observers); `keys`, the
+ * unique id only (enough to tell which records were gone already); `nothing`. A row answered whole is read and
+ * shipped for every deleted record, which a back-out of many records pays in full when no observer needs it.
+ */
+export type DeletedAnswer = 'rows' | 'keys' | 'nothing';
+
+function answering(object: ObjectMeta, answer: DeletedAnswer): RawBuilder<unknown> {
+  if (answer === 'rows') return sql` returning *`;
+  if (answer === 'keys') return sql` returning ${sql.ref(object.uniqueId)}`;
+  return sql``;
+}
+
+/** Deletes the rows whose `columns` equal one of `tuples` in one statement, and answers them as `answer` says. */
 export async function deleteMatching(
   db: Db,
   object: ObjectMeta,
   limits: ColumnLimits,
   columns: readonly string[],
   tuples: readonly StoredValue[][],
+  answer: DeletedAnswer,
 ): Promise<Row[]> {
   if (tuples.length === 0) return [];
   const result = await sql<Row>`delete from ${sql.table(object.table)}
-    where ${matching(limits, object, columns, tuples)} returning *`.execute(db);
+    where ${matching(limits, object, columns, tuples)}${answering(object, answer)}`.execute(db);
   return result.rows;
 }
 
-/** Deletes the rows of these unique ids in one statement, and answers them as they were. */
+/** Deletes the rows of these unique ids in one statement, and answers them as `answer` says. */
 export async function deleteUniqueIds(
   db: Db,
   object: ObjectMeta,
   limits: ColumnLimits,
   uniqueIds: readonly number[],
+  answer: DeletedAnswer,
 ): Promise<Row[]> {
   if (uniqueIds.length === 0) return [];
   const ids = columnArray(limits, object, object.uniqueId, uniqueIds);
   const result = await sql<Row>`delete from ${sql.table(object.table)}
-    where ${sql.ref(object.uniqueId)} = any(${ids}) returning *`.execute(db);
+    where ${sql.ref(object.uniqueId)} = any(${ids})${answering(object, answer)}`.execute(db);
   return result.rows;
 }

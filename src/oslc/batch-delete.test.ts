@@ -100,6 +100,14 @@ describe('set-wise deletions of a batch', () => {
       many.filter((text) => /^\s*delete/i.test(text)).length <= 1 + root('MXAPIASSET').children.length,
       'one delete per table of the structure (assets, meters, specifications)',
     );
+    // No observer takes part in these deletions: the records' rows come from the batch's read, not the delete.
+    const deletes = many.filter((text) => /^\s*delete/i.test(text));
+    assert.ok(deletes.length > 0);
+    for (const text of deletes) assert.doesNotMatch(text, /returning \*/i, text);
+    assert.ok(
+      deletes.some((text) => /^\s*delete from "asset"[\s\S]*returning "assetuid"$/i.test(text.trim())),
+      deletes.join('\n'),
+    );
   });
 
   test('work orders and their activities (a child collection of the same table) go together', async () => {
@@ -140,9 +148,16 @@ describe('set-wise deletions of a batch', () => {
       root('MXAPIASSET'),
       names.map((assetnum) => asset(assetnum)),
     );
-    await sync(
-      root('MXAPIASSET'),
-      names.map((assetnum) => asset(assetnum, true)),
+    const { statements } = await countStatements(() =>
+      sync(
+        root('MXAPIASSET'),
+        names.map((assetnum) => asset(assetnum, true)),
+      ),
+    );
+    // CHANGE tracking observes deletions: the records' delete answers their rows as they were, for the observer.
+    assert.ok(
+      statements.some((text) => /^\s*delete from "asset"[\s\S]*returning \*$/i.test(text.trim())),
+      statements.join('\n'),
     );
     const deletions = await sql<{ keyvalues: string }>`select keyvalues from dmpkgchange
       where pkgdefname = 'BDCHG' and operation = 'delete' order by keyvalues`.execute(t.storage.db);

@@ -88,7 +88,8 @@ export class BatchDelete {
   /**
    * The records' child collections, then the records. Only a `beforeDelete` rule needs the records locked and read
    * before anything is deleted; otherwise the rows the batch read give the join values, and the delete answers the
-   * rows as they were for the observers (one statement fewer per flush).
+   * rows as they were for the observers (one statement fewer per flush), or only their keys when no observer takes
+   * part: the rows the batch read are then what the missing check needs.
    */
   private async removeAll(batch: readonly QueuedDeletion[]): Promise<void> {
     const node = batch[0]!.node;
@@ -99,11 +100,13 @@ export class BatchDelete {
     const removed = new Set(roots.map(({ row }) => rowText(object, row)));
     await this.beforeDelete(object, roots);
     await this.removeChildren(node, roots, removed);
+    const observed = this.observersOf(object).length > 0;
     const deleted = await deleteUniqueIds(
       db,
       object,
       limits,
       batch.map((entry) => entry.uniqueId),
+      observed ? 'rows' : 'keys',
     );
     const byId = new Map(deleted.map((row) => [Number(row[object.uniqueId]), row]));
     const gone = batch.map((entry) => {
@@ -149,7 +152,8 @@ export class BatchDelete {
           owners.get(tupleText(columns.map((column) => row[column] ?? null)))?.refuse ?? parents[0]!.refuse,
       });
       if (this.deletesUnread(child, removed)) {
-        const rows = await deleteMatching(db, object, limits, columns, tuples);
+        const answer = this.observersOf(object).length > 0 ? 'rows' : 'nothing';
+        const rows = await deleteMatching(db, object, limits, columns, tuples, answer);
         await this.observe(object, rows.map(owned));
         continue;
       }
@@ -166,6 +170,7 @@ export class BatchDelete {
         object,
         limits,
         rows.map((row) => Number(row[object.uniqueId])),
+        'nothing',
       );
       await this.observe(object, rows.map(owned));
     }
@@ -192,9 +197,14 @@ export class BatchDelete {
     }
   }
 
+  /** The observers that take part in deletions of `object`. */
+  private observersOf(object: ObjectMeta): readonly ObserverEntry[] {
+    return this.unit.observers.filter(({ takesPart }) => takesPart(object, 'delete'));
+  }
+
   private async observe(object: ObjectMeta, rows: readonly Owned[]): Promise<void> {
     this.unit.written.add(object.name);
-    const observers = this.unit.observers.filter(({ takesPart }) => takesPart(object, 'delete'));
+    const observers = this.observersOf(object);
     if (observers.length === 0) return;
     for (const { row, refuse } of rows) {
       const write: RecordWrite = {

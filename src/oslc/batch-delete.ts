@@ -239,7 +239,8 @@ function ownersOf(
   const owners = new Map<string, { tuple: StoredValue[]; refuse: Owned['refuse'] }>();
   for (const parent of parents) {
     const tuple = child.on.map(([parentAttribute]) => parent.row[parentAttribute] ?? null);
-    if (!owners.has(tupleText(tuple))) owners.set(tupleText(tuple), { tuple, refuse: parent.refuse });
+    const text = tupleText(tuple);
+    if (!owners.has(text)) owners.set(text, { tuple, refuse: parent.refuse });
   }
   return owners;
 }

@@ -100,13 +100,12 @@ export class BatchDelete {
     const removed = new Set(roots.map(({ row }) => rowText(object, row)));
     await this.beforeDelete(object, roots);
     await this.removeChildren(node, roots, removed);
-    const observed = this.observersOf(object).length > 0;
     const deleted = await deleteUniqueIds(
       db,
       object,
       limits,
       batch.map((entry) => entry.uniqueId),
-      observed ? 'rows' : 'keys',
+      this.observes(object) ? 'rows' : 'keys',
     );
     const byId = new Map(deleted.map((row) => [Number(row[object.uniqueId]), row]));
     const gone = batch.map((entry) => {
@@ -152,7 +151,7 @@ export class BatchDelete {
           owners.get(tupleText(columns.map((column) => row[column] ?? null)))?.refuse ?? parents[0]!.refuse,
       });
       if (this.deletesUnread(child, removed)) {
-        const answer = this.observersOf(object).length > 0 ? 'rows' : 'nothing';
+        const answer = this.observes(object) ? 'rows' : 'nothing';
         const rows = await deleteMatching(db, object, limits, columns, tuples, answer);
         await this.observe(object, rows.map(owned));
         continue;
@@ -197,14 +196,14 @@ export class BatchDelete {
     }
   }
 
-  /** The observers that take part in deletions of `object`. */
-  private observersOf(object: ObjectMeta): readonly ObserverEntry[] {
-    return this.unit.observers.filter(({ takesPart }) => takesPart(object, 'delete'));
+  /** Whether any observer takes part in deletions of `object` (then a delete must answer the rows it removed). */
+  private observes(object: ObjectMeta): boolean {
+    return this.unit.observers.some(({ takesPart }) => takesPart(object, 'delete'));
   }
 
   private async observe(object: ObjectMeta, rows: readonly Owned[]): Promise<void> {
     this.unit.written.add(object.name);
-    const observers = this.observersOf(object);
+    const observers = this.unit.observers.filter(({ takesPart }) => takesPart(object, 'delete'));
     if (observers.length === 0) return;
     for (const { row, refuse } of rows) {
       const write: RecordWrite = {

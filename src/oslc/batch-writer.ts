@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
 import type { DynamicDatabase } from '../db/schema.js';
@@ -16,16 +17,11 @@ import {
 import { childrenUnchanged, storedChildren, type StoredChildren } from './batch-unchanged.js';
 import { writeUpdates, type PendingUpdate } from './batch-updates.js';
 import { BatchDelete } from './batch-delete.js';
+import { keyText, ReferenceMemo } from './batch-references.js';
 import type { ColumnLimits } from './column-limits.js';
-import { exists, findByKeys, findSiteOrganization, type Row } from './repository.js';
+import { findByKeys, type Row } from './repository.js';
 import { stampWrite } from './stamps.js';
-import {
-  applyDefaults,
-  convertInput,
-  sameValue as sameAsStored,
-  validateRecord,
-  type ReferenceLookups,
-} from './validation.js';
+import { applyDefaults, convertInput, sameValue as sameAsStored, validateRecord } from './validation.js';
 import type { StoredValue } from './values.js';
 import { giveTurnWhenDue } from '../util/event-loop-turns.js';
 import type { ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
@@ -91,11 +87,11 @@ const PENDING_ROWS = 250;
 /** Records sent at once while no insert is under way (the database would wait for PENDING_ROWS to be checked). */
 const IDLE_PENDING_ROWS = 50;
 
+/** Records checked between two turns of the event loop while an insert is under way (see `turn`). */
+const TURN_RECORDS = 25;
+
 /** Rows a batch adds to a table before its statistics are worth renewing, however small the table was. */
 const ANALYZE_AFTER_ROWS = 1000;
-
-/** Positive answers of the reference memo kept before it starts over (a bound on memory, not a tuning knob). */
-const MEMO_ENTRIES = 50_000;
 
 interface PendingInsert {
   node: StructureNode;
@@ -166,8 +162,9 @@ export class BatchWriter {
   }
 
   /**
-   * Runs `task` (work that does not wait for its statements) right after the next insert of PENDING_ROWS records is
-   * sent, while the database writes them, or at the latest when the batch settles (a deploy's inverse of a chunk).
+   * Runs `task` (work that does not wait for its statements, a deploy's inverse of a chunk) when the batch settles,
+   * once every record of it has been checked and its inserts sent: the database writes them meanwhile. Run earlier,
+   * it would hold up the checks that keep the inserts coming.
    */
   alongside(task: (() => void) | undefined): void {
     this.alongsideTask = task && (() => ((this.alongsideTask = undefined), task()));
@@ -205,8 +202,7 @@ export class BatchWriter {
     const seen = new Set<string>();
     const outcomes: BatchOutcome[] = [];
     for (const [index, record] of records.entries()) {
-      // Checking a record is JavaScript between statements: a long batch leaves the process answering.
-      await giveTurnWhenDue();
+      await this.turn(index);
       const refuse = (error: MaximoError) => this.attribute(refused(index, error));
       try {
         const found = { stored, children, seen, index };
@@ -222,6 +218,17 @@ export class BatchWriter {
     }
     await this.settle();
     return outcomes;
+  }
+
+  /**
+   * Checking a record is JavaScript between statements. A long batch leaves the process answering (giveTurnWhenDue);
+   * and while an insert is under way, every TURN_RECORDS records give the event loop a turn: the database's answer
+   * is read only then, and only then is the next insert sent, so the records are checked while the database writes
+   * the ones before them instead of after.
+   */
+  private async turn(index: number): Promise<void> {
+    if (this.writing.size > 0 && index % TURN_RECORDS === 0) await setImmediate();
+    else await giveTurnWhenDue();
   }
 
   private attribute(error: MaximoError): MaximoError {
@@ -399,8 +406,8 @@ export class BatchWriter {
       const batch = this.pending;
       this.pending = [];
       for (const entry of batch) this.writing.add(entry);
-      this.written = this.written.then(() => this.write(batch));
-      if (batch.length >= PENDING_ROWS) this.alongsideTask?.();
+      const inserting = this.insert(batch);
+      this.written = this.written.then(() => this.write(batch, inserting));
     }
     if (this.updates.length > 0) {
       const updates = this.updates;
@@ -421,33 +428,46 @@ export class BatchWriter {
   }
 
   /**
-   * Inserts the pending records, then per record what follows its insert on the per-record path: the status
-   * history row (batched too), the write observers, and its child collections.
+   * The records' insert (sent by `insert`, their status history rows with it) awaited in the order the batches were
+   * sent, then per record what follows its insert on the per-record path: the write observers, its child collections.
    */
-  private async write(batch: readonly PendingInsert[]): Promise<void> {
+  private async write(batch: readonly PendingInsert[], inserting: Promise<Row[]>): Promise<void> {
     try {
-      await this.insertBatch(batch);
+      await this.afterInsert(batch, await inserting);
     } finally {
       for (const entry of batch) this.writing.delete(entry);
     }
   }
 
-  private async insertBatch(batch: readonly PendingInsert[]): Promise<void> {
-    const { db, written } = this.unit;
+  /**
+   * The multi-row insert of the records (with their status history), handed to the transaction now: it follows the
+   * statements already sent as soon as they end, while what follows the insert before it (`afterInsert`) still runs.
+   */
+  private insert(batch: readonly PendingInsert[]): Promise<Row[]> {
     const object = batch[0]!.node.object;
-    const history = this.statusHistory(object);
-    const rows = await insertRows(
-      db,
+    const values = batch.map((entry) => entry.values);
+    const inserting = insertRows(
+      this.unit.db,
       object,
       this.unit.limits,
-      batch.map((entry) => entry.values),
+      values,
       true,
-      history,
+      this.statusHistory(object),
     );
+    // Awaited in order by `write`; marked handled meanwhile, as a failure is only seen there.
+    inserting.catch(() => undefined);
+    return inserting;
+  }
+
+  /** What follows the insert of the records, per record as on the per-record path: observers, child collections. */
+  private async afterInsert(batch: readonly PendingInsert[], rows: readonly Row[]): Promise<void> {
+    const { written } = this.unit;
+    const object = batch[0]!.node.object;
+    const history = this.statusHistory(object);
     if (history) written.add(history.object.name);
     const byKey = new Map(rows.map((row) => [keyText(object.keys.map((name) => row[name] ?? null)), row]));
     written.add(object.name);
-    await this.grown(object.table, rows.length);
+    await this.grown(object, rows.length);
     const inserted = batch.map((entry) => {
       const row = byKey.get(keyText(object.keys.map((name) => entry.values[name] ?? null)));
       if (!row)
@@ -483,9 +503,11 @@ export class BatchWriter {
    * a table was small (a fresh deployment's) read it whole, and the foreign-key checks of the rows that reference it
    * (status history, children) keep their plans for the connection: as the table grows within the transaction, each
    * check would scan it all, and the deploy would slow down quadratically. ANALYZE also invalidates those plans.
-   * About log2(added / 1000) runs per table; see docs/migration.md, "Deploy: speed".
+   * About log2(added / 1000) runs per table, each of the columns rows are looked up by (keys, unique id) only; see
+   * docs/migration.md, "Deploy: speed".
    */
-  private async grown(table: string, added: number): Promise<void> {
+  private async grown(object: ObjectMeta, added: number): Promise<void> {
+    const table = object.table;
     let growth = this.growth.get(table);
     if (!growth) {
       growth = { planned: await plannedRows(this.unit.db, table), added: 0 };
@@ -493,7 +515,7 @@ export class BatchWriter {
     }
     growth.added += added;
     if (growth.added < Math.max(ANALYZE_AFTER_ROWS, growth.planned)) return;
-    await analyzeTable(this.unit.db, table);
+    await analyzeTable(this.unit.db, table, [...new Set([...object.keys, object.uniqueId])]);
     growth.planned += growth.added;
     growth.added = 0;
   }
@@ -519,70 +541,6 @@ export class BatchWriter {
       if (takesPart(object, 'insert')) await observer(this.unit.db, write);
   }
 }
-
-/**
- * The reads validation makes of other records, remembered for the batch: a site or reference found once is found
- * again without a query (deletions start the memo over), and a record still waiting for its insert is found among
- * the pending ones, so that a later record may reference an earlier one of the same batch.
- */
-class ReferenceMemo implements ReferenceLookups {
-  private readonly found = new Map<string, Row>();
-
-  constructor(
-    private readonly db: Kysely<DynamicDatabase>,
-    private readonly pending: () => readonly PendingInsert[],
-  ) {}
-
-  clear(): void {
-    this.found.clear();
-  }
-
-  async siteOrganization(siteid: string): Promise<{ orgid: string | null } | undefined> {
-    const pairs = [['siteid', siteid]] as const;
-    const known = this.remembered('site', pairs);
-    if (known) return { orgid: typeof known.orgid === 'string' ? known.orgid : null };
-    const site = await findSiteOrganization(this.db, siteid);
-    if (site) this.remember('site', pairs, site);
-    return site;
-  }
-
-  async exists(table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>): Promise<boolean> {
-    if (this.remembered(table, pairs)) return true;
-    const found = await exists(this.db, table, pairs);
-    if (found) this.remember(table, pairs, {});
-    return found;
-  }
-
-  private remembered(table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>): Row | undefined {
-    const known = this.found.get(memoKey(table, pairs));
-    if (known) return known;
-    return this.pending().find(
-      (entry) =>
-        entry.node.object.table === table &&
-        pairs.every(([column, value]) => sameValue(entry.values[column] ?? null, value)),
-    )?.values;
-  }
-
-  private remember(table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>, row: Row): void {
-    if (this.found.size >= MEMO_ENTRIES) this.found.clear();
-    this.found.set(memoKey(table, pairs), row);
-  }
-}
-
-const plain = (value: StoredValue | undefined): string | number | boolean | null =>
-  value === undefined || value === null ? null : value instanceof Date ? value.toISOString() : value;
-
-const sameValue = (left: StoredValue, right: StoredValue): boolean =>
-  left === null || right === null ? left === right : String(plain(left)) === String(plain(right));
-
-/** Key values as text: equal for the values sent and the values stored (numbers and dates compared as text). */
-const keyText = (values: readonly (StoredValue | undefined)[]): string =>
-  JSON.stringify(
-    values.map((value) => (value === undefined || value === null ? null : String(plain(value)))),
-  );
-
-const memoKey = (table: string, pairs: ReadonlyArray<readonly [string, StoredValue]>): string =>
-  `${table}\u0000${keyText(pairs.map(([column, value]) => `${column}=${String(plain(value))}`))}`;
 
 const childNames = (node: StructureNode): ReadonlySet<string> =>
   new Set(node.children.map((child) => child.name));

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { createHash, type Hash } from 'node:crypto';
 import type { UserProfile } from '../../auth/types.js';
 import { dynamicView } from '../../db/schema.js';
@@ -32,6 +33,9 @@ export const DEPLOYED_FIELD = '_deployed';
  * deploy left it, and the back-out's check needs no hash of it (check.ts).
  */
 export const DEPLOYED_STAMP_FIELD = '_deployedstamp';
+
+/** Inverse lines built between two turns of the event loop (see `after`). */
+const LINES_PER_TURN = 100;
 
 type Structural = NonNullable<Manifest['backout']>['structural'];
 
@@ -150,7 +154,13 @@ export class InverseCapture {
     for (const row of await rootRows(dynamicView(this.db), this.limits, object, toRead))
       deployed.set(rowKey(object, row), row);
     const lines: string[] = [];
+    let sinceTurn = 0;
     for (const [key, { record, times }] of written) {
+      // Built while the database writes the deploy's next chunk: turns let its answers in and its next statements out.
+      if (++sinceTurn === LINES_PER_TURN) {
+        sinceTurn = 0;
+        await setImmediate();
+      }
       const before = stored.get(key);
       const after = deployed.get(key);
       if (!before && !after) continue;

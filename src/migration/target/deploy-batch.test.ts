@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { json, maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { countStatements } from '../../../test/helpers/statements.js';
 import { FORMAT_VERSION, writePackageFile, type Manifest } from '../transfer/package-file.js';
 
 /**
@@ -184,6 +185,25 @@ describe('batched deploys', () => {
       json(read).member?.map(({ assetnum, orgid, changeby }) => ({ assetnum, orgid, changeby })),
       [{ assetnum: 'BAT00042', orgid: 'EAGLENA', changeby: 'MAXADMIN' }],
     );
+  });
+
+  test('statistics renewed as the table grows, of the columns its rows are looked up by only', async () => {
+    // More new rows than the planner knows of (the seeded and earlier tests' assets): the table outgrows them once.
+    const planned = await countRows(
+      target,
+      sql`select greatest(reltuples, 0)::int as count from pg_class where oid = to_regclass('asset')`,
+    );
+    const lines: AssetLine[] = [];
+    for (let index = 0; index < Math.max(1000, planned) + 300; index++)
+      lines.push(assetLine(`STA${String(index).padStart(5, '0')}`));
+    const { result, statements } = await countStatements(async () =>
+      uploadAndDeploy(target, 'STATISTICS', await assetPackage('STATISTICS', lines)),
+    );
+    assert.equal(result.deployed.statusCode, 200, result.deployed.body);
+    const analyzed = statements.filter((text) => /^\s*analyze\b/i.test(text));
+    assert.ok(analyzed.length >= 1, 'no ANALYZE during the deploy');
+    for (const text of analyzed)
+      assert.equal(text.trim(), 'analyze "asset" ("assetnum", "siteid", "assetuid")');
   });
 
   test('a key sent twice changes the record the first added; a second deploy adds none and leaves equal records alone', async () => {

@@ -29,6 +29,7 @@ import { InverseCapture } from '../backout/capture.js';
 import { keyText as recordKey } from '../backout/records.js';
 import type { Row } from '../../oslc/repository.js';
 import { refusalRemedy } from '../refusal-remedy.js';
+import { StagedChunks } from './staged-chunks.js';
 import { applyStructural, structuralChanges } from './structural.js';
 
 export interface DeployOutcome {
@@ -178,8 +179,9 @@ export interface RecordsHooks {
 
 /**
  * Every record of the package through the batch, a staged chunk at a time (nothing of a chunk kept after it); the
- * counts. `chunkDone` hears the records done so far after each chunk. A chunk's inverse (hooks.inverse) that reads
- * nothing more is built while the batch's first insert of the next chunk is written (BatchWriter.alongside).
+ * counts. `chunkDone` hears the records done so far after each chunk. Once a chunk's inserts are sent, two things
+ * are done while the database writes them (BatchWriter.alongside): the inverse of the chunk before, when it reads
+ * nothing more, is built, and the next chunk is read and parsed (docs/migration.md, "Deploy: speed").
  */
 export async function syncRecords(
   trx: Kysely<Database>,
@@ -190,23 +192,28 @@ export async function syncRecords(
 ): Promise<Counts> {
   const { dmpackageid, manifest, structures, propertySets } = plan;
   const counts: Counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
-  const deferred = new DeferredInverse(batch);
+  const deferred = new DeferredInverse();
+  let chunks: StagedChunks | undefined;
   let done = 0;
   try {
     for (const [index, entry] of manifest.entries.entries()) {
       const structure = structures[index]!;
-      for await (const content of repository.stagedChunks(trx, dmpackageid, entry.cfgdataorder)) {
-        const lines = content.split('\n');
+      const reader = (chunks = new StagedChunks(trx, dmpackageid, entry.cfgdataorder));
+      for (let chunk = await reader.take(); chunk; chunk = await reader.take()) {
+        const { lines, bodies } = chunk;
         if (propertySets && isPropertyStructure(structure)) {
           await deferred.settle();
           await hooks.inverse?.properties(structure, entry, lines);
-          for (const line of lines)
-            counts[await deployProperty(propertySets, trx, JSON.parse(line) as JsonRecord)] += 1;
+          for (const body of bodies) counts[await deployProperty(propertySets, trx, body)] += 1;
         } else {
-          const records = lines.map((line) => batchRecord(structure, line, hooks));
+          const records = bodies.map((body) => batchRecord(structure, body, hooks));
           const prior = await hooks.inverse?.before(structure, entry, records);
           // The inverse package has read the chunk's stored rows just now: the batch matches against those.
           const known = prior && [...prior.stored.values()].map(({ row }) => row);
+          batch.alongside(() => {
+            deferred.start();
+            reader.readAhead();
+          });
           const outcomes = await batch.sync(
             structure.root,
             records,
@@ -229,25 +236,25 @@ export async function syncRecords(
     await deferred.settle();
   } catch (error) {
     // Its statements belong to the transaction the caller rolls back: they end first.
+    batch.alongside(undefined);
     await deferred.abandon();
+    await chunks?.abandon();
     throw error;
   }
   return counts;
 }
 
 /**
- * The inverse of the last chunk, handed to the batch to build while it writes the next chunk (or built when it
- * settles): its statements are sent after that insert, in the transaction's order.
+ * The inverse of the last chunk, built while the batch writes the next one (`start`, which the batch runs once that
+ * chunk's inserts are sent) or when it settles: its statements are sent after those inserts, in the transaction's
+ * order.
  */
 class DeferredInverse {
   private task: (() => Promise<void>) | undefined;
   private running: Promise<void> | undefined;
 
-  constructor(private readonly batch: BatchWriter) {}
-
   defer(task: () => Promise<void>): void {
     this.task = task;
-    this.batch.alongside(() => this.start());
   }
 
   /** The deferred inverse built and staged (started now if the batch has not started it). */
@@ -260,14 +267,12 @@ class DeferredInverse {
 
   /** After a failure: what was started has ended, what was not is dropped. */
   async abandon(): Promise<void> {
-    this.batch.alongside(undefined);
     this.task = undefined;
     await this.running?.catch(() => undefined);
     this.running = undefined;
   }
 
-  private start(): void {
-    this.batch.alongside(undefined);
+  start(): void {
     const task = this.task;
     this.task = undefined;
     if (!task) return;
@@ -296,10 +301,9 @@ function readsNothingMore(
   return new Set(records.map((record) => recordKey(record.keys))).size === records.length;
 }
 
-/** One line of a package as a record of a batch: its key values read, a missing one refused. */
-function batchRecord(structure: ObjectStructure, line: string, hooks: RecordsHooks): BatchRecord {
+/** One parsed line of a package as a record of a batch: its key values read, a missing one refused. */
+function batchRecord(structure: ObjectStructure, body: JsonRecord, hooks: RecordsHooks): BatchRecord {
   const object = structure.root.object;
-  const body = JSON.parse(line) as JsonRecord;
   let keys: StoredValue[] = [];
   try {
     const read = keyValuesOf(object, body, {});

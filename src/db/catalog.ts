@@ -44,3 +44,16 @@ export async function loadColumnCatalog<DB>(db: Kysely<DB>): Promise<ColumnCatal
     scale: row.numeric_scale === null ? null : Number(row.numeric_scale),
   }));
 }
+
+/**
+ * Takes the planner's statistics of every table of the schema. PostgreSQL's autovacuum does it some time after rows
+ * arrive and the embedded database never does: without them the planner guesses, and may look up the rows that refer
+ * to an asset through an index of other columns (docs/operations.md, "Statistics").
+ */
+export async function analyzeSchema<DB>(db: Kysely<DB>): Promise<void> {
+  const { rows } = await sql<{ name: string }>`
+    select quote_ident(table_name) as name from information_schema.tables
+     where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db);
+  if (rows.length === 0) return;
+  await sql.raw(`analyze ${rows.map((row) => row.name).join(', ')}`).execute(db);
+}

@@ -165,6 +165,19 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
     );
   });
 
+  it('leaves the planner statistics of the seeded tables, with their row counts', async () => {
+    // Seeded by the test before: the statistics are those the seeding took (never analyzed: -1).
+    const { rows } = await sql<{ relname: string; reltuples: number }>`
+      select relname, reltuples::float8 as reltuples from pg_class
+       where relnamespace = to_regnamespace(current_schema())::oid and relname in ('asset', 'workorder', 'locations')
+       order by relname`.execute(storage.db);
+    assert.deepEqual(Object.fromEntries(rows.map((row) => [row.relname, Number(row.reltuples)])), {
+      asset: await scalar(`select count(*)::int as n from asset`),
+      locations: 50,
+      workorder: 136,
+    });
+  });
+
   it('uses only internal values of the synonym domains', async () => {
     const bindings = [
       ['asset', 'status', 'LOCASSETSTATUS'],

@@ -1,3 +1,4 @@
+import { analyzeSchema } from '../db/catalog.js';
 import { sql, type Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
 import type { Storage } from '../db/database.js';
@@ -174,7 +175,7 @@ export async function seedDemoData(storage: Storage, options: SeedOptions): Prom
   const metadata = new MetadataRegistry();
   const resources = await demoResources(storage, metadata);
   const sites = metadata.findObjectStructure('MXAPISITE')!;
-  return resources.writeWith(
+  const summary = await resources.writeWith(
     WRITER,
     {},
     async (writer) => {
@@ -193,4 +194,7 @@ export async function seedDemoData(storage: Storage, options: SeedOptions): Prom
     // Only a write with a `transactionid` is recorded with a resource, and this one has none.
     () => ({ structure: sites, uniqueId: 0 }),
   );
+  // The demo data is the whole of a new deployment's data: the planner's first statistics are taken of it.
+  if (summary.organizations > 0) await analyzeSchema(storage.db);
+  return summary;
 }

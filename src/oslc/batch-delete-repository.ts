@@ -87,7 +87,15 @@ export async function deleteMatching(
   return result.rows;
 }
 
-/** Deletes the rows of these unique ids in one statement, and answers them as `answer` says. */
+/**
+ * Deletes the rows of these unique ids in one statement, and answers them as `answer` says. Run inside a savepoint
+ * (BatchDelete.flush): a failure leaves the planner setting below to the savepoint's rollback.
+ *
+ * PostgreSQL checks each deleted row against every table that refers to it, one query per row and table, planned as
+ * if it ran once: a referring table of a few pages (the demo's 136 work orders) is then read whole for every row,
+ * about three times the cost of the index probe (docs/migration.md, "Back-out"). Sequential scans are off while the
+ * statement runs, so those checks go by the referring columns' indexes.
+ */
 export async function deleteUniqueIds(
   db: Db,
   object: ObjectMeta,
@@ -97,7 +105,9 @@ export async function deleteUniqueIds(
 ): Promise<Row[]> {
   if (uniqueIds.length === 0) return [];
   const ids = columnArray(limits, object, object.uniqueId, uniqueIds);
+  await sql`set local enable_seqscan = off`.execute(db);
   const result = await sql<Row>`delete from ${sql.table(object.table)}
     where ${sql.ref(object.uniqueId)} = any(${ids})${answering(object, answer)}`.execute(db);
+  await sql`set local enable_seqscan = default`.execute(db);
   return result.rows;
 }

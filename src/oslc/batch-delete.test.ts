@@ -110,6 +110,39 @@ describe('set-wise deletions of a batch', () => {
     );
   });
 
+  test("the records' delete checks the tables referring to them by index, and the transaction plans as before after it", async () => {
+    const assetnumsAdded = assetnums('BDS', 3);
+    await sync(
+      root('MXAPIASSET'),
+      assetnumsAdded.map((assetnum) => asset(assetnum)),
+    );
+    const { result, statements } = await countStatements(() =>
+      t.services.resources.writeWith(
+        user,
+        {},
+        async (writer) => {
+          const outcomes = await writer.batch().sync(
+            root('MXAPIASSET'),
+            assetnumsAdded.map((assetnum) => asset(assetnum, true)),
+            false,
+            (_index, error) => error,
+          );
+          const shown = await sql<{ enable_seqscan: string }>`show enable_seqscan`.execute(writer.db);
+          return { outcomes, seqscan: shown.rows[0]?.enable_seqscan };
+        },
+        () => ({ structure: t.services.resources.findObjectStructure('MXAPIASSET')!, uniqueId: 0 }),
+      ),
+    );
+    assert.deepEqual(result.outcomes, ['deleted', 'deleted', 'deleted']);
+    assert.equal(result.seqscan, 'on');
+    const texts = statements.map((text) => text.trim());
+    const at = texts.findIndex((text) => /^delete from "asset"/i.test(text));
+    assert.ok(at > 0, texts.join('\n'));
+    assert.equal(texts[at - 1], 'set local enable_seqscan = off');
+    assert.equal(texts[at + 1], 'set local enable_seqscan = default');
+    assert.equal(await count(`select count(*) as n from asset where assetnum like 'BDS%'`), 0);
+  });
+
   test('work orders and their activities (a child collection of the same table) go together', async () => {
     const wonums = assetnums('BDW', 20);
     await sync(

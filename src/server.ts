@@ -10,6 +10,7 @@ import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
+import { keepTickObjectShape } from './util/tick-object-shape.js';
 
 /**
  * PGlite's PostgreSQL is WebAssembly. V8 runs it at first from its baseline compiler and recompiles a function with
@@ -23,6 +24,7 @@ setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
 
 /** Starts one server process: configuration, storage and schema, first-start data, then the HTTP listener. */
 async function main(): Promise<void> {
+  keepTickObjectShape();
   const config = loadConfig();
   // Connection faults outside a request go to the app's log once it exists (one line each, no details).
   let reportFault = (description: string): void => {

@@ -10,6 +10,10 @@ import { migrateToLatest, openStorage, type Storage } from '../../src/db/databas
 import { seedDemoData } from '../../src/demo/seed.js';
 import { BENCH_ADMIN_PASSWORD, BENCH_DEMO_PASSWORD, BENCH_MASTER_KEY } from '../lib/settings.js';
 import { requiredEnv, serveForBenchmark } from './serve.js';
+import { keepTickObjectShape } from '../../src/util/tick-object-shape.js';
+
+// As src/server.ts does first.
+keepTickObjectShape();
 
 async function pgliteStorage(): Promise<Storage> {
   const storage = await openStorage({ kind: 'pglite' });

@@ -28,6 +28,9 @@ class Latencies {
 
 const round = (value: number, digits: number): number => Number(value.toFixed(digits));
 
+/** User and system CPU time of this process (the load generator's), in microseconds. */
+const cpuTime = (usage: NodeJS.ResourceUsage): number => usage.userCPUTime + usage.systemCPUTime;
+
 /**
  * Drives one scenario with autocannon, possibly in several slices whose results add up, so that a pair can
  * alternate between its two scenarios and background load on a shared machine falls on both alike.
@@ -38,6 +41,7 @@ export class ScenarioLoad {
   private errors = 0;
   private non2xx = 0;
   private serverCpuMicroseconds = 0;
+  private clientWakeups = 0;
   private readonly slices: Measurement['slices'] = [];
 
   /**
@@ -60,13 +64,20 @@ export class ScenarioLoad {
   async slice(seconds: number): Promise<void> {
     const cpuBefore = await this.serverCpu();
     const requestsBefore = this.latencies.count;
+    const clientBefore = process.resourceUsage();
     const result = await this.run(seconds, true);
+    const clientAfter = process.resourceUsage();
+    const wakeups = clientAfter.voluntaryContextSwitches - clientBefore.voluntaryContextSwitches;
+    const clientCpu = cpuTime(clientAfter) - cpuTime(clientBefore);
+    this.clientWakeups += wakeups;
     const cpu = (await this.serverCpu()) - cpuBefore;
     const milliseconds = result.finish.getTime() - result.start.getTime();
     const requests = this.latencies.count - requestsBefore;
     this.slices.push({
       requestsPerSecond: round((requests * 1000) / Math.max(milliseconds, 1e-6), 1),
       serverCpuMicrosecondsPerRequest: round(cpu / Math.max(requests, 1), 1),
+      clientWakeupsPerRequest: round(wakeups / Math.max(requests, 1), 2),
+      clientCpuMicrosecondsPerRequest: round(clientCpu / Math.max(requests, 1), 1),
     });
     this.serverCpuMicroseconds += cpu;
     this.milliseconds += milliseconds;
@@ -87,6 +98,7 @@ export class ScenarioLoad {
         0,
       ),
       serverCpuLoad: round(this.serverCpuMicroseconds / 1e6 / Math.max(seconds, 1e-9), 2),
+      clientWakeupsPerRequest: round(this.clientWakeups / Math.max(this.latencies.count, 1), 2),
       slices: this.slices,
       errors: this.errors,
       non2xx: this.non2xx,

@@ -13,11 +13,13 @@ export function formatTable(results: readonly PairResult[]): string {
     'p50 ms',
     'p99 ms',
     'cpu us',
+    'wakeups',
     'baseline',
     'req/s',
     'p50 ms',
     'p99 ms',
     'cpu us',
+    'wakeups',
     'ratio',
     'rounds',
     'target',
@@ -32,11 +34,13 @@ export function formatTable(results: readonly PairResult[]): string {
     number(result.subject?.latencyMs.p50, 2),
     number(result.subject?.latencyMs.p99, 2),
     number(result.subject?.serverCpuMicrosecondsPerRequest, 0),
+    number(result.subject?.clientWakeupsPerRequest, 2),
     result.baseline?.label ?? '-',
     number(result.baseline?.requestsPerSecond, 0),
     number(result.baseline?.latencyMs.p50, 2),
     number(result.baseline?.latencyMs.p99, 2),
     number(result.baseline?.serverCpuMicrosecondsPerRequest, 0),
+    number(result.baseline?.clientWakeupsPerRequest, 2),
     number(result.ratio, 2),
     result.roundRatios === undefined
       ? '-'
@@ -44,7 +48,7 @@ export function formatTable(results: readonly PairResult[]): string {
     Number.isNaN(result.target) ? '-' : `>= ${result.target.toFixed(2)}`,
     result.verdict,
   ]);
-  const textColumns = new Set([0, 1, 3, 8, 16]);
+  const textColumns = new Set([0, 1, 3, 9, 18]);
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]!.length)),
   );

@@ -92,8 +92,20 @@ export interface Measurement {
   serverCpuMicrosecondsPerRequest: number;
   /** Server CPU time over wall time in the measured window (1 = one core busy throughout). */
   serverCpuLoad: number;
+  /**
+   * How often the load generator went to sleep waiting for an answer, per request (its voluntary context switches):
+   * near 0 when the server keeps ahead of it, near 1 when every answer has to wake it (bench/README.md, "Client
+   * wakeups").
+   */
+  clientWakeupsPerRequest: number;
   /** Each measured slice on its own, in the order taken: how much the machine moved during the run. */
-  slices: { requestsPerSecond: number; serverCpuMicrosecondsPerRequest: number }[];
+  slices: {
+    requestsPerSecond: number;
+    serverCpuMicrosecondsPerRequest: number;
+    clientWakeupsPerRequest: number;
+    /** CPU time of the load generator (this process) per request. */
+    clientCpuMicrosecondsPerRequest: number;
+  }[];
   /** Connection errors and timeouts, and non-2xx answers; either makes the pair an error. */
   errors: number;
   non2xx: number;

@@ -5,6 +5,7 @@ import {
   startServer,
   stopServersAndDropSchema,
   whileStopped,
+  within,
   type ServerProcess,
 } from '../../test/helpers/processes.js';
 
@@ -110,18 +111,16 @@ if (url) {
       // Live properties reach the other process through the change bus too: wait until it reads both (a fixed pause
       // is too short on a loaded machine).
       const seenElsewhere = async (propName: string) => {
-        const url = `${second.base}/oslc/service/system?action=wsmethod:getProperty&propName=${propName}`;
-        const response = await fetch(url, { headers: admin });
+        const address = `${second.base}/oslc/service/system?action=wsmethod:getProperty&propName=${propName}`;
+        const response = await fetch(address, { headers: admin });
         return ((await response.json()) as { return?: string }).return;
       };
-      const deadline = Date.now() + 10_000;
-      while (
-        (await seenElsewhere('mxe.sec.IPblock.sec')) !== String(windowSeconds) ||
-        (await seenElsewhere('mxe.sec.IPblock.num')) !== '3'
-      ) {
-        assert.ok(Date.now() < deadline, 'the other process read the new properties within 10 s');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await within(
+        10_000,
+        async () =>
+          (await seenElsewhere('mxe.sec.IPblock.sec')) === String(windowSeconds) &&
+          (await seenElsewhere('mxe.sec.IPblock.num')) === '3',
+      );
       const wrong = { maxauth: Buffer.from('MAXADMIN:wrong-password').toString('base64') };
       for (let attempt = 0; attempt < 3; attempt += 1) {
         const response = await fetch(`${first.base}/oslc/login`, { method: 'POST', headers: wrong });

@@ -5,6 +5,7 @@ import {
   startServer,
   stopServer,
   stopServersAndDropSchema,
+  within,
   type ServerProcess,
 } from '../../test/helpers/processes.js';
 
@@ -42,16 +43,6 @@ async function pageStatus(server: ServerProcess, pageSize: number): Promise<numb
   });
   await response.arrayBuffer();
   return response.status;
-}
-
-/** Polls until `check` holds; answers the milliseconds it took, or fails after the deadline. */
-async function within(deadlineMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - started;
-    if (performance.now() - started > deadlineMs) assert.fail(`not within ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 if (url) {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
@@ -121,5 +122,18 @@ export async function stopServersAndDropSchema(
     await client.query(`drop schema if exists "${schema}" cascade`);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Polls until `check` holds (what another process learns through the change bus); answers the milliseconds it took,
+ * or fails after the deadline.
+ */
+export async function within(deadlineMs: number, check: () => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - started;
+    if (performance.now() - started > deadlineMs) assert.fail(`not within ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

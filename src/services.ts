@@ -69,6 +69,9 @@ export async function createServices(
   const core = await startCore(config, storage, log);
   const access = await startAccess(config, storage, log, core);
   const { dbconfig, apiKeys } = await startConfiguration(config, storage, log, core, access);
+  // Sealed session cookies: every process derives the same key from the shared master key, so any of them opens a
+  // cookie another issued (docs/security.md, "Session cookies").
+  access.sessions.setCookieKey(apiKeys.derivedKey('session cookie'));
   const metrics = new Metrics();
   observeServices(metrics, {
     storage,

@@ -47,19 +47,40 @@ function setCookieValue(
 }
 
 /**
+ * The `Set-Cookie` value of a session cookie: the cookie's attributes serialized once per name and `Secure`, then
+ * the value put in front (the answer to every request with per-request credentials sets one). Values are base64url
+ * with `.`: nothing to encode.
+ */
+const attributesOf = new WeakMap<CookiePolicy, { plain: Map<string, string>; secure: Map<string, string> }>();
+
+function sessionCookieValue(reply: FastifyReply, policy: CookiePolicy, name: string, value: string): string {
+  let known = attributesOf.get(policy);
+  if (known === undefined) {
+    known = { plain: new Map(), secure: new Map() };
+    attributesOf.set(policy, known);
+  }
+  const secure = policy.secure === 'auto' ? reply.request.protocol === 'https' : policy.secure;
+  const byName = secure ? known.secure : known.plain;
+  let attributes = byName.get(name);
+  if (attributes === undefined) {
+    attributes = setCookieValue(reply, policy, { name, value: '' }).slice(name.length + 1);
+    byName.set(name, attributes);
+  }
+  return `${name}=${value}${attributes}`;
+}
+
+/**
  * Sets the session cookie first (clients take the first `Set-Cookie`), then the token cookie if there is one.
  * Fastify appends each `set-cookie` header to those already set, in order.
  */
-export function setSessionCookies(reply: FastifyReply, opened: OpenedSession, policy: CookiePolicy): void {
-  reply.header(
-    'set-cookie',
-    setCookieValue(reply, policy, { name: SESSION_COOKIE, value: opened.sessionCookie }),
-  );
-  if (opened.tokenCookie !== undefined)
-    reply.header(
-      'set-cookie',
-      setCookieValue(reply, policy, { name: TOKEN_COOKIE, value: opened.tokenCookie }),
-    );
+export function setSessionCookies(
+  reply: FastifyReply,
+  cookies: Pick<OpenedSession, 'sessionCookie' | 'tokenCookie'>,
+  policy: CookiePolicy,
+): void {
+  reply.header('set-cookie', sessionCookieValue(reply, policy, SESSION_COOKIE, cookies.sessionCookie));
+  if (cookies.tokenCookie !== undefined)
+    reply.header('set-cookie', sessionCookieValue(reply, policy, TOKEN_COOKIE, cookies.tokenCookie));
 }
 
 export function clearSessionCookies(reply: FastifyReply, policy: CookiePolicy): void {
@@ -146,8 +167,9 @@ export async function startSession(
 }
 
 /**
- * A request that opened a session (only logins set cookies) but is answered with an error: the session ends and the
- * cookies are not sent, so that no refused request leaves a session behind (docs/compatibility.md, "Sessions").
+ * A request that opened a session or was given a sealed cookie, but is answered with an error: the session ends and
+ * the cookies are not sent, so that no refused request leaves a session or a cookie behind (docs/compatibility.md,
+ * "Sessions"). A request that sets cookies runs in no other session than the one it opened.
  */
 export function abandonedLogin(
   request: FastifyRequest,

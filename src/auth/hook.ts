@@ -3,24 +3,30 @@ import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
 import { isUnder, normalisedPath } from '../http/route-path.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
-import { sessionOfRequest, startSession, type CookiePolicy } from './cookies.js';
+import {
+  hasSessionCookie,
+  sessionOfRequest,
+  setSessionCookies,
+  startSession,
+  type CookiePolicy,
+} from './cookies.js';
 import type { AuthService } from './service.js';
 import { sameToken, type SessionEntry, type SessionService } from './sessions.js';
 import type { Access, AuthStrategy, CallerAdmission, Right, UserProfile } from './types.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 
 /**
- * What a request that carries credentials (`maxauth`, BASIC, an API key asking for one) does with sessions
+ * What a request that carries credentials (`maxauth`, BASIC, an API key with `enablesession=1`) does with sessions
  * (docs/compatibility.md, "Sessions"):
- * - `reuse` (every route but the login routes): per-request credentials, which store nothing: the request runs in
- *   the session its cookie names when that is the same user's, and in none otherwise (no row, no cookie);
- * - `login` (the API home, `GET /oslc`, where clients log in): as `reuse`, but without the same user's session it
- *   opens one;
- * - `new` (the login route): always opens a new one, ending the one the cookie named (the id rotates on login);
+ * - `reuse` (every route but the login and logout routes): the request runs in the session its cookie names when
+ *   that is the same user's (the cookie's first replay stores it); otherwise its answer carries a sealed cookie,
+ *   which nothing stores until a request replays it (`SessionService.issue`);
+ * - `new` (the login route): always opens and stores a new one, ending the one the cookie named (the id rotates on
+ *   login);
  * - `none` (logout).
- * An API key with `enablesession=1` asks for a session wherever it is sent: `reuse` counts as `login` for it.
+ * An API key without `enablesession=1` is silent: no session, no cookie.
  */
-export type SessionPolicy = 'reuse' | 'login' | 'new' | 'none';
+export type SessionPolicy = 'reuse' | 'new' | 'none';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -217,8 +223,8 @@ function profileOf(
 ): MaybePromise<UserProfile> {
   const profile = options.auth.profile(userid);
   if (profile instanceof Promise)
-    return profile.then((known) => admitted(request, reply, options, policy, strategy, userid, known));
-  return admitted(request, reply, options, policy, strategy, userid, profile);
+    return profile.then((known) => admitted(request, reply, options, policy, strategy, known));
+  return admitted(request, reply, options, policy, strategy, profile);
 }
 
 /** An active user, admitted by admin mode, in the session the route's policy gives it. */
@@ -228,22 +234,63 @@ function admitted(
   options: AccessHookOptions,
   policy: SessionPolicy,
   strategy: AuthStrategy,
-  userid: string,
   profile: UserProfile | undefined,
 ): MaybePromise<UserProfile> {
   if (!profile || profile.status !== 'ACTIVE') throw errors.notLoggedIn();
   if (strategy.kind === 'session') {
-    checkCsrf(request, request.session);
-    const warning = options.admission.sessionWarning(profile);
-    if (warning !== undefined) reply.header('warning', warning);
-    return profile;
+    const session = request.session;
+    // A sealed cookie's first replay stores its session; its logout only ends it.
+    if (session?.unreplayed !== undefined && policy !== 'none')
+      return firstReplay(request, options, profile, session).then(() =>
+        inSession(request, reply, options, profile),
+      );
+    return inSession(request, reply, options, profile);
   }
   options.admission.admitCaller(profile);
   // A key is silent unless it asks for a session, which it then gets on any route.
   if (strategy.kind === 'token' && strategy.wantsSession?.(request) !== true) return profile;
-  const wanted = strategy.kind === 'token' && policy === 'reuse' ? 'login' : policy;
-  const joined = joinSession(request, reply, options, userid, strategy.name, wanted);
+  const joined = joinSession(request, reply, options, profile, strategy.name, policy);
   return joined instanceof Promise ? joined.then(() => profile) : profile;
+}
+
+/** A request in the session its cookie names. */
+function inSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+  profile: UserProfile,
+): UserProfile {
+  checkCsrf(request, request.session);
+  const warning = options.admission.sessionWarning(profile);
+  if (warning !== undefined) reply.header('warning', warning);
+  return profile;
+}
+
+/**
+ * The first replay of a sealed cookie, by itself: its session is stored (counted, admitted, within the per-user
+ * bound) unless the user's credentials changed since it was issued or admin mode refuses it (BMXAA0021E, on which
+ * clients log in again).
+ */
+async function firstReplay(
+  request: FastifyRequest,
+  options: AccessHookOptions,
+  profile: UserProfile,
+  session: SessionEntry,
+): Promise<void> {
+  const stored = await replayed(request, options, profile, session);
+  if (!stored) throw errors.sessionNotValid();
+  request.session = stored;
+}
+
+/** The stored session of a sealed cookie replayed by its user; undefined when it may not be stored. */
+function replayed(
+  request: FastifyRequest,
+  options: AccessHookOptions,
+  profile: UserProfile,
+  session: SessionEntry,
+): Promise<SessionEntry | undefined> | undefined {
+  if (session.unreplayed?.credentialStamp !== profile.credentialStamp) return undefined;
+  return options.sessions.materialise(session, request.ip);
 }
 
 /**
@@ -258,28 +305,47 @@ function checkCsrf(request: FastifyRequest, session: SessionEntry | null): void 
 }
 
 /**
- * The session of a request that carries credentials, per the route's session policy. Without a cookie on an
- * ordinary route (`reuse`), nothing to do: no promise, no database (the per-request credentials' fast path).
+ * The session of a request that carries credentials, per the route's session policy. Without a session cookie on an
+ * ordinary route (`reuse`), a sealed cookie for the answer and nothing else: no promise, no database (the
+ * per-request credentials' fast path).
  */
 function joinSession(
   request: FastifyRequest,
   reply: FastifyReply,
   options: AccessHookOptions,
-  userid: string,
+  profile: UserProfile,
   scheme: string,
   policy: SessionPolicy,
 ): MaybePromise<void> {
-  if (policy === 'reuse' && request.headers.cookie === undefined) return;
+  if (policy === 'reuse' && !hasSessionCookie(request)) {
+    issueCookie(request, reply, options, profile, scheme);
+    return;
+  }
   return andThen(sessionOfRequest(request, options.sessions), (current) => {
-    if (policy === 'none' || policy === 'reuse' || (policy === 'login' && current?.userid === userid)) {
-      request.session = current?.userid === userid || policy === 'none' ? (current ?? null) : null;
+    if (policy === 'none') {
+      request.session = current ?? null;
       return;
     }
+    if (policy === 'reuse') {
+      const own = current?.userid === profile.userid ? current : undefined;
+      if (own?.unreplayed === undefined) {
+        if (own) request.session = own;
+        else issueCookie(request, reply, options, profile, scheme);
+        return;
+      }
+      // The cookie's first replay, with the credentials again: stored as by itself, or else a new cookie.
+      const stored = replayed(request, options, profile, own);
+      if (stored === undefined) return issueCookie(request, reply, options, profile, scheme);
+      return stored.then((session) => {
+        if (session) request.session = session;
+        else issueCookie(request, reply, options, profile, scheme);
+      });
+    }
     const query = request.query as Record<string, string | undefined>;
-    // A login without the cookie opens a session of its own: never another client's, even the same user's from the
-    // same address (docs/compatibility.md, "Sessions").
+    // A login opens a session of its own: never another client's, even the same user's from the same address
+    // (docs/compatibility.md, "Sessions").
     return startSession(request, reply, options.sessions, options.cookies, {
-      userid,
+      userid: profile.userid,
       scheme,
       csrfRequired: readFlag(query.csrf) === true,
       withToken: options.tokenCookie,
@@ -287,6 +353,30 @@ function joinSession(
       request.session = session;
     });
   });
+}
+
+/**
+ * The sealed cookies of an answer to per-request credentials, as a login's are sent (docs/compatibility.md,
+ * "Sessions"): they carry the user, the issue time, the user's credential stamp, the scheme and the request's `lean`
+ * and `csrf`; nothing is stored until a request replays them.
+ */
+function issueCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AccessHookOptions,
+  profile: UserProfile,
+  scheme: string,
+): void {
+  const query = request.query as Record<string, string | undefined>;
+  const issued = options.sessions.issue({
+    userid: profile.userid,
+    credentialStamp: profile.credentialStamp,
+    scheme,
+    lean: readFlag(query.lean) ?? null,
+    csrfRequired: readFlag(query.csrf) === true,
+    withToken: options.tokenCookie,
+  });
+  setSessionCookies(reply, issued, options.cookies);
 }
 
 export function hasRight(user: UserProfile, objectStructure: string, right: Right): boolean {

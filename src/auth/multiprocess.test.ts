@@ -147,14 +147,59 @@ if (url) {
       await setProperty('mxe.sec.IPblock.sec', '30');
     });
 
-    test('per-request maxauth stores nothing; a password changed on one process refuses the old value on the other within 1 s', async () => {
+    test("a per-request maxauth answer's cookie is stored only when replayed, on any process; its logout on one ends it on the other", async () => {
+      const whoami = (base: string, cookie: string) => fetch(`${base}/oslc/whoami`, { headers: { cookie } });
+      const sealed = async (base: string) => {
+        const response = await fetch(`${base}/oslc/whoami`, { headers: admin });
+        assert.equal(response.status, 200);
+        await response.arrayBuffer();
+        return cookieOf(response, 'JSESSIONID');
+      };
+      // Issued by one process, replayed first on the other: opened there with the key both derive.
+      const replayed = await sealed(first.base);
+      for (const base of [second.base, first.base, second.base]) {
+        const response = await whoami(base, replayed);
+        assert.equal(response.status, 200);
+        assert.deepEqual(response.headers.getSetCookie(), [], 'a request in the session gets no new cookie');
+        await response.arrayBuffer();
+      }
+      // Never replayed, logged out on one process: refused on the other at once.
+      const neverReplayed = await sealed(second.base);
+      const logout = await fetch(`${first.base}/oslc/logout`, {
+        method: 'POST',
+        headers: { cookie: neverReplayed },
+      });
+      assert.equal(logout.status, 200);
+      await logout.arrayBuffer();
+      for (const base of [second.base, first.base]) {
+        const refused = await whoami(base, neverReplayed);
+        assert.equal(refused.status, 401);
+        assert.equal(await reasonCode(refused), 'BMXAA0021E');
+      }
+      const end = await fetch(`${second.base}/oslc/logout`, {
+        method: 'POST',
+        headers: { cookie: replayed },
+      });
+      assert.equal(end.status, 200);
+      await end.arrayBuffer();
+      assert.equal(
+        (await whoami(first.base, replayed)).status,
+        401,
+        'a logged-out cookie is not stored again',
+      );
+    });
+
+    test('per-request maxauth answers a sealed cookie each time; a password changed on one process refuses the old value and its cookies on the other within 1 s', async () => {
       const property = '/oslc/service/system?action=wsmethod:getProperty&propName=mxe.oslc.maxpagesize';
+      const cookies = new Set<string>();
       for (let call = 0; call < 20; call += 1) {
         const response = await fetch(`${second.base}${property}`, { headers: admin });
         assert.equal(response.status, 200);
-        assert.deepEqual(response.headers.getSetCookie(), [], 'no session for per-request credentials');
+        cookies.add(cookieOf(response, 'JSESSIONID'));
         await response.arrayBuffer();
       }
+      assert.equal(cookies.size, 20, 'a cookie of its own for every answer');
+      const unreplayed = [...cookies][0]!;
       const person = (await (
         await fetch(
           `${first.base}/oslc/os/mxapiperuser?lean=1&oslc.select=personid&oslc.where=personid="MAXADMIN"`,
@@ -191,6 +236,9 @@ if (url) {
           await response.arrayBuffer();
         }
         assert.equal(status, 401, 'the old maxauth refused on the other process within 1 s');
+        const oldCookie = await fetch(`${second.base}${property}`, { headers: { cookie: unreplayed } });
+        assert.equal(oldCookie.status, 401, 'a cookie issued before the change is refused');
+        await oldCookie.arrayBuffer();
         assert.equal((await fetch(`${second.base}${property}`, { headers: fresh })).status, 200);
       } finally {
         await changePassword(fresh, ADMIN_PASSWORD);

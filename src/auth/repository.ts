@@ -37,6 +37,8 @@ export interface ProfileRows {
     defsite: string | null;
     displayname: string | null;
     orgid: string | null;
+    /** The stored password hash (the profile keeps only a digest of it). */
+    password: string | null;
   };
   groups: string[];
   /** Whether one of the user's groups may log in during admin mode (`maxgroup.adminmodelogin`). */
@@ -57,6 +59,7 @@ export async function loadProfileRows(
       'maxuser.personid',
       'maxuser.status',
       'maxuser.defsite',
+      'maxuser.password',
       'person.displayname',
       'site.orgid',
     ])

@@ -105,8 +105,9 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   );
 
   // The API home (docs/compatibility.md): links to what this service serves, and the server's identity.
-  // Clients log in here too (the IBM Java client: `GET /oslc?lean=1` with credentials, which needs the cookie).
-  app.get('/', { config: { access: { kind: 'user' }, session: 'login' } }, async (request, reply) => {
+  // Clients log in here too (the IBM Java client: `GET /oslc?lean=1` with credentials, which needs the cookie: the
+  // answer's sealed one, as every answer to credentials carries).
+  app.get('/', { config: { access: { kind: 'user' } } }, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const links = linksFor(request, settings.contextRoot, options.root, readFlag(query.relativeuri) === true);
     return sendJson(reply, 200, {

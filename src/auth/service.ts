@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { EVERYTHING_CHANGED, type ChangeBus } from '../db/change-bus.js';
 import type { Database } from '../db/schema.js';
@@ -19,6 +20,18 @@ export const SECURITY_OBJECTS: ReadonlySet<string> = new Set([
   'OSAUTH',
   'SITE',
 ]);
+
+/**
+ * A digest of the stored password hash (salted, so it changes with every password set): what sealed session cookies
+ * compare to refuse one issued before a password change. Sixteen characters of SHA-256 tell changes apart and, inside
+ * the sealed cookie, reveal nothing.
+ */
+export function credentialStamp(passwordHash: string | null): string {
+  return createHash('sha256')
+    .update(passwordHash ?? '')
+    .digest('base64url')
+    .slice(0, 16);
+}
 
 /**
  * Verifies passwords and serves user profiles. Hashing a password costs tens of milliseconds and a profile takes
@@ -105,6 +118,7 @@ export class AuthService {
       isAdmin: rows.groups.includes(ADMIN_GROUP),
       adminModeLogin: rows.adminModeLogin,
       rights,
+      credentialStamp: credentialStamp(rows.user.password),
     };
   }
 }

@@ -42,6 +42,33 @@ export async function findSession(
   return db.selectFrom('maxsession').select(sessionColumns).where(by, '=', hash).executeTakeFirst();
 }
 
+/**
+ * Claims a sealed cookie (by the SHA-256 of its session form) until `expires`: true when this call made the claim,
+ * false when the cookie was claimed before (stored by a replay, on any process, or ended).
+ */
+export async function claimSession(
+  db: Kysely<Database>,
+  sessionhash: string,
+  expires: Date,
+): Promise<boolean> {
+  const claimed = await db
+    .insertInto('maxsessionclaim')
+    .values({ sessionhash, expires })
+    .onConflict((conflict) => conflict.column('sessionhash').doNothing())
+    .returning('sessionhash')
+    .executeTakeFirst();
+  return claimed !== undefined;
+}
+
+export async function isClaimed(db: Kysely<Database>, sessionhash: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('maxsessionclaim')
+    .select('sessionhash')
+    .where('sessionhash', '=', sessionhash)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function deleteSession(db: Kysely<Database>, sessionhash: string): Promise<boolean> {
   const result = await db.deleteFrom('maxsession').where('sessionhash', '=', sessionhash).executeTakeFirst();
   return result.numDeletedRows > 0n;
@@ -103,12 +130,13 @@ export async function touchSession(
     .execute();
 }
 
-/** Deletes sessions past their absolute end, or idle since before `idleBefore`. */
+/** Deletes sessions past their absolute end, or idle since before `idleBefore`, and claims past their cookie's end. */
 export async function purgeSessions(db: Kysely<Database>, now: Date, idleBefore: Date): Promise<void> {
   await db
     .deleteFrom('maxsession')
     .where((eb) => eb.or([eb('expires', '<=', now), eb('lastactive', '<', idleBefore)]))
     .execute();
+  await db.deleteFrom('maxsessionclaim').where('expires', '<=', now).execute();
 }
 
 /** Sessions neither past their absolute end nor idle since before `idleBefore`, of every process. */

@@ -22,6 +22,13 @@ export interface MaxSessionTable {
   expires: Timestamp;
 }
 
+/** Sealed session cookies replayed or logged out (migration 0024-session-cookie-claims), by the cookie's SHA-256. */
+export interface MaxSessionClaimTable {
+  sessionhash: string;
+  /** The cookie's maximum timeout: past it, the claim is of no use. */
+  expires: Timestamp;
+}
+
 export type LoginResult = 'SUCCESS' | 'FAILED' | 'BLOCKED' | 'REFUSED' | 'LOGOUT';
 
 export interface LoginTrackingTable {
@@ -46,6 +53,7 @@ export interface LoginBlockTable {
 
 export interface SessionTables {
   maxsession: MaxSessionTable;
+  maxsessionclaim: MaxSessionClaimTable;
   logintracking: LoginTrackingTable;
   loginblock: LoginBlockTable;
   maxuser: MaxUserTable;

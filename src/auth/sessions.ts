@@ -1,18 +1,23 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EVERYTHING_CHANGED, type ChangeBus, type Confirmation } from '../db/change-bus.js';
+import { isMaximoError } from '../errors.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
+import { CookieSeal, isSealedCookie, type CookieClaims, type SealedCookies } from './cookie-seal.js';
 import {
+  claimSession,
   deleteOldestSessions,
   deleteSession,
   deleteUserSessions,
   findSession,
   insertSession,
+  isClaimed,
   purgeSessions,
   touchSession,
   countLiveSessions,
+  type NewSession,
   type SessionRow,
 } from './session-repository.js';
 import type { Kysely } from 'kysely';
@@ -35,7 +40,23 @@ export interface SessionEntry {
   lastActive: number;
   /** Latest activity known to be in the database. */
   persistedActive: number;
+  /**
+   * A sealed cookie that no request had replayed yet: nothing is stored until `SessionService.materialise` (its
+   * first replay) or `end` (its logout) claims it (docs/compatibility.md, "Sessions").
+   */
+  readonly unreplayed?: UnreplayedCookie;
 }
+
+/** What a sealed cookie's stored session takes from the cookie. */
+export interface UnreplayedCookie {
+  readonly issuedAt: number;
+  /** The user's credential stamp when it was issued: the cookie is refused once it differs (a password change). */
+  readonly credentialStamp: string;
+  readonly scheme: string;
+}
+
+/** What the answer to per-request credentials seals into its cookie (the issue time is the service's clock). */
+export type CookieSessionRequest = Omit<CookieClaims, 'issuedAt'>;
 
 export interface OpenedSession {
   entry: SessionEntry;
@@ -83,8 +104,8 @@ export interface EndedSession {
 
 const CHANNEL = 'session';
 const MINUTE = 60_000;
-/** Cookie values this service issues are 43 characters of base64url; anything far longer is not one of them. */
-const MAX_COOKIE_LENGTH = 256;
+/** Cookie values this service issues: 43 characters of base64url, or a sealed cookie of at most about 170. */
+const MAX_COOKIE_LENGTH = 512;
 const MAX_CACHED_SESSIONS = 100_000;
 /** How long a cookie value that names no session is remembered as such (ids are random: none becomes valid). */
 const UNKNOWN_TTL_MS = MINUTE;
@@ -133,6 +154,9 @@ export class SessionService {
   private readonly byToken = new Map<string, SessionEntry>();
   private readonly unknown = new Map<string, number>();
   private readonly loading = new Map<string, Promise<SessionEntry | undefined>>();
+  /** First replays being stored, by session id: one transaction per cookie and process. */
+  private readonly materialising = new Map<string, Promise<SessionEntry | undefined>>();
+  private seal: CookieSeal | undefined;
   private readonly now: () => number;
   private lastPurge = 0;
   private admission: SessionAdmission | undefined;
@@ -152,6 +176,23 @@ export class SessionService {
 
   async listen(): Promise<void> {
     await this.options.bus.listen(CHANNEL, (payload) => this.forget(payload));
+  }
+
+  /**
+   * The key of sealed cookies, derived from the master key (the same in every process): until it is set, this
+   * service issues none and takes none (the shell's commands, which only end sessions).
+   */
+  setCookieKey(key: Buffer): void {
+    this.seal = new CookieSeal(key);
+  }
+
+  /**
+   * The cookies of an answer to per-request credentials: sealed, nothing stored, nothing counted (no database). The
+   * first request that replays one stores its session (`materialise`).
+   */
+  issue(request: CookieSessionRequest): SealedCookies {
+    if (!this.seal) throw new Error('The session cookie key is not set');
+    return this.seal.seal({ ...request, issuedAt: this.now() });
   }
 
   /** Sets the check every new session passes (one; admin mode's). */
@@ -207,29 +248,91 @@ export class SessionService {
       lastactive: new Date(now),
       expires: new Date(now + this.maxMs),
     };
-    // Every login has its own session, as on the deployed systems; clients that send credentials on every call
-    // without the cookie open one per call, so the user's oldest beyond the bound end with the insert.
-    const evicted = await this.options.db.transaction().execute(async (transaction) => {
-      if (this.admission) await this.admission(transaction, request.userid);
-      await insertSession(transaction, {
+    // Every login has its own session, as on the deployed systems; clients that log in again and again without
+    // the cookie open one per login, so the user's oldest beyond the bound end with the insert.
+    const evicted = await this.options.db.transaction().execute((transaction) =>
+      this.store(transaction, {
         ...row,
         scheme: request.scheme,
         clientaddr: request.address?.slice(0, 64) ?? null,
         logindate: new Date(now),
-      });
-      const ended = await deleteOldestSessions(transaction, request.userid, this.options.maxPerUser);
-      for (const old of ended)
-        await this.options.bus.notify<Database>(
-          transaction,
-          CHANNEL,
-          `${old.sessionhash} ${old.tokenhash ?? ''}`,
-        );
-      return ended;
-    });
-    for (const old of evicted) this.drop(old.sessionhash, old.tokenhash);
+      }),
+    );
+    this.forgetEnded(evicted);
     const entry = this.remember(row);
     this.purgeNow(now);
     return { entry, sessionCookie, tokenCookie };
+  }
+
+  /**
+   * Stores the session of a sealed cookie's first replay (`entry.unreplayed`), as a login stores its own: admitted
+   * (admin mode), counted, within the per-user bound. Exactly once whichever processes receive the first replays
+   * at the same moment: the claim's primary key lets one insert, and the others read what it stored. Undefined when
+   * the cookie was ended meanwhile, or the admission refuses it (the cookie may be replayed later).
+   */
+  materialise(entry: SessionEntry, address: string | null): Promise<SessionEntry | undefined> {
+    let storing = this.materialising.get(entry.id);
+    if (!storing) {
+      storing = this.storeReplayed(entry, address).finally(() => this.materialising.delete(entry.id));
+      this.materialising.set(entry.id, storing);
+    }
+    return storing;
+  }
+
+  private async storeReplayed(
+    entry: SessionEntry,
+    address: string | null,
+  ): Promise<SessionEntry | undefined> {
+    const cookie = entry.unreplayed;
+    if (!cookie) return entry;
+    const now = this.now();
+    const row: SessionRow = {
+      sessionhash: entry.id,
+      tokenhash: entry.tokenId,
+      userid: entry.userid,
+      csrftoken: entry.csrfToken,
+      csrfrequired: entry.csrfRequired,
+      lean: entry.lean,
+      lastactive: new Date(now),
+      expires: new Date(entry.expiresAt),
+    };
+    let stored: EndedSession[] | undefined;
+    try {
+      stored = await this.options.db.transaction().execute(async (transaction) => {
+        if (!(await claimSession(transaction, entry.id, row.expires))) return undefined;
+        return this.store(transaction, {
+          ...row,
+          scheme: cookie.scheme,
+          clientaddr: address?.slice(0, 64) ?? null,
+          logindate: new Date(cookie.issuedAt),
+        });
+      });
+    } catch (error) {
+      // Refused by the admission (admin mode): the claim rolled back with the insert.
+      if (isMaximoError(error)) return undefined;
+      throw error;
+    }
+    if (stored === undefined) {
+      // Claimed before: another process stored it a moment ago, or it was ended.
+      const found = await this.findSealed(entry.id);
+      return found === 'ended' ? undefined : found;
+    }
+    this.forgetEnded(stored);
+    const materialised = this.remember(row);
+    this.purgeNow(now);
+    return materialised;
+  }
+
+  /**
+   * Inserts a session in `transaction`, after the admission; ends the user's oldest beyond the bound, announced to
+   * every process when the transaction commits. Answers the ended ones (`forgetEnded` after the commit).
+   */
+  private async store(transaction: Kysely<Database>, session: NewSession): Promise<EndedSession[]> {
+    if (this.admission) await this.admission(transaction, session.userid);
+    await insertSession(transaction, session);
+    const ended = await deleteOldestSessions(transaction, session.userid, this.options.maxPerUser);
+    await this.announceEnded(transaction, ended);
+    return ended;
   }
 
   /**
@@ -248,7 +351,67 @@ export class SessionService {
     const unknownUntil = this.unknown.get(hash);
     if (unknownUntil !== undefined && unknownUntil > this.now()) return undefined;
     this.cacheStatistics.misses += 1;
+    if (isSealedCookie(value)) return this.resolveSealed(value, hash);
     return this.load(kind, hash).then((loaded) => loaded && this.alive(loaded));
+  }
+
+  /**
+   * A sealed cookie this process does not hold: its stored session if a replay stored it (on any process), else,
+   * if it was never claimed and is within its timeouts (the idle one counted from its issue), an unreplayed entry,
+   * which nothing stores yet. Forged, altered, ended and timed-out cookies are unknown.
+   */
+  private resolveSealed(value: string, hash: string): MaybePromise<SessionEntry | undefined> {
+    const opened = this.seal?.open(value);
+    const now = this.now();
+    if (!opened || now >= opened.claims.issuedAt + this.maxMs) {
+      this.markUnknown(hash);
+      return undefined;
+    }
+    const { claims } = opened;
+    const id = this.digest(opened.sessionCookie);
+    return this.findSealed(id).then((found) => {
+      if (found !== undefined) {
+        if (found !== 'ended') return this.alive(found);
+        this.markUnknown(hash);
+        return undefined;
+      }
+      if (now - claims.issuedAt > this.idleMs) {
+        this.markUnknown(hash);
+        return undefined;
+      }
+      return {
+        id,
+        tokenId: claims.withToken ? this.digest(opened.tokenCookie) : null,
+        userid: claims.userid,
+        csrfToken: randomBytes(24).toString('base64url'),
+        csrfRequired: claims.csrfRequired,
+        lean: claims.lean,
+        expiresAt: claims.issuedAt + this.maxMs,
+        lastActive: claims.issuedAt,
+        persistedActive: claims.issuedAt,
+        unreplayed: {
+          issuedAt: claims.issuedAt,
+          credentialStamp: claims.credentialStamp,
+          scheme: claims.scheme,
+        },
+      };
+    });
+  }
+
+  /** The stored session of a sealed cookie; `ended` when it was claimed and has no session; undefined: unclaimed. */
+  private async findSealed(id: string): Promise<SessionEntry | 'ended' | undefined> {
+    const known = this.byId.get(id);
+    if (known) return known;
+    const endedHere = () => {
+      const until = this.unknown.get(id);
+      return until !== undefined && until > this.now();
+    };
+    if (endedHere()) return 'ended';
+    const row = await findSession(this.options.db, 'sessionhash', id);
+    // Ended while the row was read (the notification came first): not to be cached again.
+    if (endedHere()) return 'ended';
+    if (row) return this.byId.get(row.sessionhash) ?? this.remember(row);
+    return (await isClaimed(this.options.db, id)) ? 'ended' : undefined;
   }
 
   private resolveEntry(entry: SessionEntry): MaybePromise<SessionEntry | undefined> {
@@ -272,11 +435,14 @@ export class SessionService {
    * every process has dropped the session (`ChangeBus.confirm`), so the client's next request is refused wherever
    * it lands.
    */
-  async end(entry: Pick<SessionEntry, 'id' | 'tokenId'>): Promise<void> {
+  async end(entry: Pick<SessionEntry, 'id' | 'tokenId'> & Partial<SessionEntry>): Promise<void> {
     const payload = `${entry.id} ${entry.tokenId ?? ''}`;
     let confirmation: Confirmation | undefined;
     try {
       await this.options.db.transaction().execute(async (transaction) => {
+        // A sealed cookie never replayed is claimed as ended, so that no process stores it later.
+        if (entry.unreplayed && entry.expiresAt !== undefined)
+          await claimSession(transaction, entry.id, new Date(entry.expiresAt));
         await deleteSession(transaction, entry.id);
         await this.options.bus.notify<Database>(transaction, CHANNEL, payload);
         confirmation = await this.options.bus.confirm<Database>(transaction);

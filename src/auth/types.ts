@@ -25,6 +25,11 @@ export interface UserProfile {
   adminModeLogin: boolean;
   /** Rights by object-structure name (upper case), merged over the user's groups. */
   rights: ReadonlyMap<string, ObjectStructureRights>;
+  /**
+   * Changes with the user's password (a digest of its stored hash): sealed session cookies carry it, and one issued
+   * before a password change is refused (docs/security.md, "Session cookies").
+   */
+  credentialStamp: string;
 }
 
 /**

@@ -48,6 +48,7 @@ const WRITER: UserProfile = {
   isAdmin: true,
   adminModeLogin: true,
   rights: new Map(),
+  credentialStamp: '',
 };
 
 const ORGID = String(demoOrganizations[0]?.orgid);

@@ -1,7 +1,28 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+
+/**
+ * Random IVs are taken from a pool filled by the CSPRNG 4 KiB at a time: a call to `randomBytes` for 12 bytes costs
+ * about what the whole AES-GCM seal does, and session cookies are sealed on every answer to per-request credentials
+ * (docs/security.md, "Session cookies"). Each IV is fresh random bytes, used once.
+ */
+const IV_POOL_BYTES = 4096 - (4096 % IV_BYTES);
+const ivPool = Buffer.alloc(IV_POOL_BYTES);
+let ivOffset = IV_POOL_BYTES;
+
+/** The next unused IV of the pool; valid until the next call. */
+function freshIv(): Buffer {
+  if (ivOffset === IV_POOL_BYTES) {
+    randomFillSync(ivPool);
+    ivOffset = 0;
+  }
+  // A view, used at once: the cipher and the sealed buffer copy it before the pool is filled again.
+  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
+  ivOffset += IV_BYTES;
+  return iv;
+}
 
 /**
  * AES-256-GCM over text, as every sealed value of the service is kept (API keys, target passwords, sign-in state):
@@ -9,7 +30,7 @@ const TAG_BYTES = 16;
  * for one purpose does not open as another; each caller encodes the buffer its own way (docs/security.md).
  */
 export function sealText(key: Buffer, associatedData: Buffer, clear: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  const iv = freshIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(associatedData);
   const body = Buffer.concat([cipher.update(clear, 'utf8'), cipher.final()]);

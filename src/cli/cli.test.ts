@@ -296,9 +296,9 @@ describe('eas commands against a listening server (a server process on PostgreSQ
     )) as { steps: Array<{ step: string }> };
     assert.deepEqual(
       plan.steps.map((step) => step.step),
-      ['create', 'distribute', 'preview', 'confirm', 'deploy', 'adminmode-on', 'cleanup'],
+      ['check-target', 'create', 'distribute', 'preview', 'confirm', 'deploy', 'adminmode-on', 'cleanup'],
     );
     const text = await eas(['migrate', '--definition', 'ASSETCFG', '--dry-run'], {});
-    assert.match(text.stdout, /^create: .*\ndistribute: .*\ndownload: /);
+    assert.match(text.stdout, /^check-target: .*\ncreate: .*\ndistribute: .*\ndownload: /);
   });
 });

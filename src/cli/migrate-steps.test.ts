@@ -90,7 +90,7 @@ describe('eas migrate steps in a pipeline', () => {
     assert.match(
       declined.questions[0]!,
       new RegExp(
-        `^Deploy package ${targetId} of DEMOSNAP to ${target.base.replace(/[/.]/g, '\\$&')}: 0 to add, 1 to change, 0 to delete, \\d+ unchanged; no structural changes; admin mode not needed\\?$`,
+        `^Deploy package ${targetId} of DEMOSNAP to ${target.base.replace(/[/.]/g, '\\$&')}: 0 to add, 1 to change, 0 to delete, \\d+ unchanged, 0 refused; no structural changes; admin mode not needed\\?$`,
       ),
     );
     const deployed = await eas(['migrate', 'deploy', ...targetArgs, '--yes']);

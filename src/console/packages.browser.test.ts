@@ -7,7 +7,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { EasClient } from '../client/index.js';
 import { CHROMIUM, CHROMIUM_FLAGS, chromiumInstalled } from '../../test/helpers/chromium.js';
 import { startListeningServer, type ListeningServer } from '../../test/helpers/http-server.js';
-import { ADMIN_PASSWORD } from '../../test/helpers/storage.js';
+import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
 
 /**
  * The Packages page between two servers in Chromium (docs/console.md, "Packages"): the definition created is the one
@@ -224,6 +224,107 @@ if (installed) {
       await page.locator(`tr[data-package="${targetId}"]`, { hasText: 'BACKEDOUT' }).waitFor();
       assert.equal(await targetAdmin.count('mxapiasset', 'siteid="PKGFAR"'), 0);
       assert.deepEqual(await actionsOf(targetId), ['Close']);
+    });
+
+    test('a deploy that needs admin mode: offered with the property values, each step shown, stopped after the wait, then completed and admin mode off', async () => {
+      // A custom attribute of ASSET on the source, given to one asset: its package changes the target's structure.
+      await sourceAdmin.adminMode.on({ logoutmin: 0 });
+      try {
+        await sourceAdmin.create('mxapimaxattributecfg', {
+          objectname: 'ASSET',
+          attributename: 'PKGMIG',
+          changetype: 'ADD',
+          maxtype: 'INTEGER',
+        });
+        await sourceAdmin.http.request('POST', 'dbconfig/apply');
+      } finally {
+        await sourceAdmin.adminMode.off();
+      }
+      const [asset] = await sourceAdmin
+        .query('mxapiasset', {
+          where: 'siteid="BEDFORD"',
+          select: 'assetnum',
+          orderBy: '+assetnum',
+          pageSize: 1,
+        })
+        .all();
+      await sourceAdmin.update(String(asset!.href), { pkgmig: 42 });
+      await sourceAdmin.create('mxapidmpkgdef', {
+        pkgdefname: 'PKGATTR',
+        type: 'SNAPSHOT',
+        status: 'APPR',
+        dmpkgdefcontent: [
+          {
+            objectstructure: 'MXAPIASSET',
+            whereclause: `assetnum="${String(asset!.assetnum)}" and siteid="BEDFORD"`,
+            cfgdataorder: 1,
+          },
+        ],
+        dmpkgdsttrgt: [{ targetname: 'FILE1', type: 'FILE' }],
+      });
+      await signIn(source);
+      await page.getByLabel('Definition', { exact: true }).selectOption('PKGATTR');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      const created = await page.getByText(/^Package \d+ of PKGATTR was created\.$/).innerText();
+      const sourceId = /Package (\d+)/.exec(created)![1]!;
+      await page.getByRole('button', { name: `Distribute package ${sourceId}` }).click();
+      await page.locator(`tr[data-package="${sourceId}"]`).getByRole('link', { name: 'Download' }).waitFor();
+      const download = page.waitForEvent('download');
+      await page.locator(`tr[data-package="${sourceId}"]`).getByRole('link', { name: 'Download' }).click();
+      const file = join(profileDir, 'PKGATTR.zip');
+      await (await download).saveAs(file);
+
+      await signIn(target);
+      await page.getByLabel('Package file (.zip)').setInputFiles(file);
+      await page.getByRole('button', { name: 'Upload' }).click();
+      const received = await page.getByText(/was received as package \d+ \(DEPLOY_NEW\)/).innerText();
+      const targetId = Number(/as package (\d+)/.exec(received)![1]!);
+
+      // An ordinary user's session on the target: admin mode stays pending until logoutmin has passed.
+      const login = await fetch(`${target.base}/j_security_check`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ j_username: 'WILSON', j_password: DEMO_PASSWORD }),
+      });
+      assert.ok(login.headers.getSetCookie().length > 0);
+
+      await page.getByRole('button', { name: `Deploy package ${targetId}` }).click();
+      await page.locator('[data-step="run"]', { hasText: /BMXAA0578E/ }).waitFor();
+      const numsessions = page.getByLabel('Sessions allowed (numsessions)');
+      await page.waitForFunction(
+        () => (document.getElementById('flow-numsessions') as HTMLInputElement | null)?.value !== '',
+      );
+      assert.equal(
+        await numsessions.inputValue(),
+        await targetAdmin.properties.get('mxe.adminmode.numsessions'),
+      );
+      await page.getByLabel('Minutes before logout (logoutmin)').fill('0.05');
+      await page.getByRole('button', { name: 'Turn admin mode on and deploy' }).click();
+      await page.locator('[data-step="adminmode-on"][data-status="done"]').waitFor();
+      await page.locator('[data-step="adminmode-wait"][data-status="running"]').waitFor();
+      await page.getByRole('button', { name: 'Stop after this step' }).click();
+      await page
+        .getByText('Stopped after “Wait for admin mode”. Admin mode is on.')
+        .waitFor({ timeout: 20_000 });
+      assert.equal(await targetAdmin.adminMode.state(), 1);
+      const pending = await targetAdmin.packages.record({ pkgdefname: 'PKGATTR', dmpackageid: targetId });
+      assert.equal(pending.status, 'DEPLOY_NEW', 'nothing deployed while stopped');
+
+      await page.getByRole('button', { name: 'Go on: Complete the deploy' }).click();
+      await page.locator('[data-step="adminmode-off"][data-status="done"]').waitFor({ timeout: 20_000 });
+      assert.match(
+        await page.locator('[data-step="complete"][data-status="done"]').innerText(),
+        /BMXAA8040I/,
+      );
+      assert.equal(await targetAdmin.adminMode.state(), 0);
+      const [moved] = await targetAdmin
+        .query('mxapiasset', {
+          where: `assetnum="${String(asset!.assetnum)}" and siteid="BEDFORD"`,
+          select: 'pkgmig',
+        })
+        .all();
+      assert.equal(moved?.pkgmig, 42);
     });
 
     test('no error was thrown on the pages', () => {

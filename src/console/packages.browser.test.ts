@@ -325,6 +325,15 @@ if (installed) {
         })
         .all();
       assert.equal(moved?.pkgmig, 42);
+
+      // Closed on the source: its history no longer says it is ready for download.
+      await signIn(source);
+      const row = page.locator(`tr[data-package="${sourceId}"]`);
+      assert.match(await row.innerText(), /is ready for download/);
+      await page.getByRole('button', { name: `Close package ${sourceId}` }).click();
+      await page.getByText(`Package ${sourceId} was closed.`).waitFor();
+      await row.filter({ hasText: 'CLOSED' }).waitFor();
+      assert.doesNotMatch(await row.innerText(), /ready for download/);
     });
 
     test('no error was thrown on the pages', () => {

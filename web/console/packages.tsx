@@ -340,7 +340,10 @@ function PackageTable({
                 </td>
                 <td>
                   Created by {record.createby} {formatDate(record.createdate)}. {record.progressstatus}
-                  {record.distributionmessage ? ` ${record.distributionmessage}` : ''}
+                  {/* "… is ready for download" is true only while the package is; a closed one has no content. */}
+                  {record.distributionmessage && record.status === 'CREATED'
+                    ? ` ${record.distributionmessage}`
+                    : ''}
                 </td>
                 <td class="actions">
                   <div class="actions">

@@ -10,6 +10,7 @@ import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
+import { exampleRequest } from './system/welcome.js';
 import { keepTickObjectShape } from './util/tick-object-shape.js';
 
 /**
@@ -172,15 +173,7 @@ function printWelcome(
     );
   }
   // A password known only to the operator is not printed: the example then builds the header in the shell.
-  const credentials = notes.adminPassword
-    ? Buffer.from(`MAXADMIN:${notes.adminPassword}`).toString('base64')
-    : `$(printf 'MAXADMIN:%s' "$EAS_ADMIN_PASSWORD" | base64)`;
-  lines.push(
-    '',
-    'Try:',
-    `  curl -H "maxauth: ${credentials}" '${base}/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,status&oslc.pageSize=2'`,
-    '',
-  );
+  lines.push('', 'Try:', `  ${exampleRequest(base, notes.adminPassword)}`, '');
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

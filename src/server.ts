@@ -10,6 +10,7 @@ import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
+import { deploymentIdentity } from './system/deployment-identity.js';
 import { exampleRequest } from './system/welcome.js';
 import { keepTickObjectShape } from './util/tick-object-shape.js';
 
@@ -119,6 +120,8 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
     if (created && !config.adminPassword) notes.adminPassword = adminPassword;
   }
   if (demoPassword !== undefined && demoHash !== undefined) {
+    // The deployment's identity first: the demo definitions name it as their source, as every definition does.
+    await deploymentIdentity(storage.db);
     const summary = await seedDemoData(storage, { passwordHash: demoHash });
     notes.demoLoaded = summary.assets > 0;
     if (notes.demoLoaded && !config.demoPassword) notes.demoPassword = demoPassword;

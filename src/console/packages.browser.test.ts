@@ -98,8 +98,10 @@ if (installed) {
       assert.equal(await create.isDisabled(), true);
       await page.getByText('There is no package definition on this deployment').waitFor();
       assert.equal(await page.getByLabel('Definition', { exact: true }).count(), 0);
-      const link = page.getByRole('link', { name: 'Make a definition' });
-      assert.equal(await link.getAttribute('href'), '/maximo/console/definitions');
+      const link = page.getByRole('link', { name: 'Make a definition through the API' });
+      assert.equal(await link.getAttribute('href'), '/maximo/oslc/oas/ui');
+      const explorer = await fetch(`${target.base}/oslc/oas/ui`, { redirect: 'manual' });
+      assert.ok(explorer.status < 400, `the link leads somewhere: ${explorer.status}`);
       assert.equal(await targetAdmin.count('mxapidmpackage'), 0, 'nothing was created');
     });
 

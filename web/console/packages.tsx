@@ -77,7 +77,7 @@ const loadAll = async (api: Api) => {
 };
 
 /** Definitions and packages (docs/migration.md): create, distribute, download, upload, preview, deploy, back out, close. */
-export function Packages({ api, navigate }: PageProps) {
+export function Packages({ api }: PageProps) {
   const data = useLoad(() => loadAll(api));
   const action = useAction();
   const [preview, setPreview] = useState<{ answer: PreviewAnswer; backout: boolean } | undefined>(undefined);
@@ -135,13 +135,7 @@ export function Packages({ api, navigate }: PageProps) {
       )}
       {preview && <Preview answer={preview.answer} backout={preview.backout} />}
       {data.data && (
-        <CreatePackage
-          api={api}
-          definitions={data.data.definitions}
-          run={action.run}
-          done={done}
-          navigate={navigate}
-        />
+        <CreatePackage api={api} definitions={data.data.definitions} run={action.run} done={done} />
       )}
       <UploadPackage api={api} run={action.run} done={done} />
       <PackageTable api={api} packages={data.data?.packages ?? []} busy={action.busy} actions={actions} />
@@ -163,13 +157,11 @@ function CreatePackage({
   definitions,
   run,
   done,
-  navigate,
 }: {
   api: Api;
   definitions: Definition[];
   run: Run;
   done: (text: string) => Promise<string>;
-  navigate: (path: string) => void;
 }) {
   const [chosen, setChosen] = useState('');
   const [readme, setReadme] = useState('');
@@ -187,23 +179,15 @@ function CreatePackage({
       return done(`Package ${record.dmpackageid} of ${record.pkgdefname} was created.`);
     });
   };
-  const definitionsPage = `${api.base}/console/definitions`;
+  // Definitions are made through the API (MXAPIDMPKGDEF, docs/migration.md): its explorer lists the calls.
+  const explorer = `${api.base}/oslc/oas/ui`;
   return (
     <form class="inline" onSubmit={submit} aria-labelledby="create-title">
       <h2 id="create-title">Create a package</h2>
       {definitions.length === 0 ? (
         <p class="none" id="create-none">
           There is no package definition on this deployment, so there is nothing to create a package of.{' '}
-          <a
-            href={definitionsPage}
-            onClick={(event) => {
-              event.preventDefault();
-              navigate(definitionsPage);
-            }}
-          >
-            Make a definition
-          </a>
-          .
+          <a href={explorer}>Make a definition through the API</a> (object structure MXAPIDMPKGDEF).
         </p>
       ) : (
         <>

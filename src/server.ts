@@ -10,6 +10,8 @@ import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
 import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
+import { deploymentIdentity } from './system/deployment-identity.js';
+import { exampleRequest } from './system/welcome.js';
 import { keepTickObjectShape } from './util/tick-object-shape.js';
 
 /**
@@ -118,6 +120,8 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
     if (created && !config.adminPassword) notes.adminPassword = adminPassword;
   }
   if (demoPassword !== undefined && demoHash !== undefined) {
+    // The deployment's identity first: the demo definitions name it as their source, as every definition does.
+    await deploymentIdentity(storage.db);
     const summary = await seedDemoData(storage, { passwordHash: demoHash });
     notes.demoLoaded = summary.assets > 0;
     if (notes.demoLoaded && !config.demoPassword) notes.demoPassword = demoPassword;
@@ -172,15 +176,7 @@ function printWelcome(
     );
   }
   // A password known only to the operator is not printed: the example then builds the header in the shell.
-  const credentials = notes.adminPassword
-    ? Buffer.from(`MAXADMIN:${notes.adminPassword}`).toString('base64')
-    : `$(printf 'MAXADMIN:%s' "$EAS_ADMIN_PASSWORD" | base64)`;
-  lines.push(
-    '',
-    'Try:',
-    `  curl -H "maxauth: ${credentials}" '${base}/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,status&oslc.pageSize=2'`,
-    '',
-  );
+  lines.push('', 'Try:', `  ${exampleRequest(base, notes.adminPassword)}`, '');
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -11,7 +11,7 @@ import { json, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { DEMO_PASSWORD, TEST_DATABASE_URL } from '../../test/helpers/storage.js';
 import { lockDataDirectory } from '../db/data-dir-lock.js';
 import { openStorage, type Storage } from '../db/database.js';
-import { runAdmin } from './cli.js';
+import { runAdmin, throughRunningServer } from './cli.js';
 
 /**
  * Break-glass from the shell (docs/security.md, "Recovery from the shell"): admin mode off and a user's sessions
@@ -174,3 +174,12 @@ describe(
     });
   },
 );
+
+test('a held data directory: each command is told its own way through the running server', () => {
+  assert.match(throughRunningServer(['adminmode', 'off']), /npx eas adminmode off/);
+  const unlock = throughRunningServer(['unlock', 'maxadmin']);
+  assert.doesNotMatch(unlock, /adminmode/, 'unlocking has nothing to do with admin mode');
+  assert.match(unlock, /unlock MAXADMIN .*status back to ACTIVE/);
+  assert.match(throughRunningServer(['sessions', 'end', 'wilson']), /sessions of WILSON/);
+  assert.doesNotMatch(throughRunningServer(['reset-password', 'smith']), /adminmode/);
+});

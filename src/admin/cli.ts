@@ -31,7 +31,8 @@ Commands:
 
 Same environment as the server (DATABASE_URL, EAS_DB_SCHEMA, EAS_DATA_DIR, EAS_MASTER_KEY). On PostgreSQL the
 servers may keep running: every change goes through the database and the change bus, as the API's do. On PGlite a
-running server holds the data directory: stop it first, or use the API through it (npx eas adminmode off).
+running server holds the data directory: stop it first, or make the change through its API (admin mode:
+npx eas adminmode off; a blocked user: an administrator sets its status back to ACTIVE).
 `;
 
 /** Who the shell's changes are recorded as (admin mode's log, docs/adminmode.md). */
@@ -216,7 +217,7 @@ async function main(): Promise<void> {
     process.exit(argv.length === 0 ? 2 : 0);
   }
   const config = loadConfig();
-  const storage = await openAdminStorage(config);
+  const storage = await openAdminStorage(config, argv);
   let code: number;
   try {
     await migrateToLatest(storage);
@@ -228,10 +229,38 @@ async function main(): Promise<void> {
 }
 
 /**
+ * How the command's change is made through a running server instead (its API, as an administrator), for the
+ * message of a PGlite directory another process holds: each command its own way.
+ */
+export function throughRunningServer(argv: readonly string[]): string {
+  const [command, subject] = argv;
+  const user = subject?.toUpperCase() ?? '<userid>';
+  switch (command) {
+    case 'adminmode':
+      return (
+        'make the change through the running server: `npx eas adminmode off` (administrator credentials in ' +
+        'EAS_USER and EAS_PASSWORD, or EAS_APIKEY), or the API (docs/adminmode.md).'
+      );
+    case 'unlock':
+      return (
+        `let an administrator unlock ${user} through the running server: set its status back to ACTIVE ` +
+        '(MXAPIPERUSER or MAXUSER, docs/security.md "Failed logins: temporary blocking"); a temporary block also ends by itself after ' +
+        'EAS_LOCKOUT_MINUTES.'
+      );
+    case 'reset-password':
+      return `let an administrator give ${user} a new password through the running server's API (docs/security.md).`;
+    case 'sessions':
+      return `let an administrator end the sessions of ${argv[2]?.toUpperCase() ?? '<userid>'} through the running server (the console's Sessions page, or DELETE /oslc/sessions/<id>).`;
+    default:
+      return 'stop it first: this command has no way through the running server.';
+  }
+}
+
+/**
  * The server's storage. A PGlite directory a running server holds cannot be opened by a second process: the
  * error then says what to do instead (docs/security.md, "Recovery from the shell").
  */
-async function openAdminStorage(config: AppConfig): Promise<Storage> {
+async function openAdminStorage(config: AppConfig, argv: readonly string[]): Promise<Storage> {
   try {
     return await openStorage(
       config.databaseUrl
@@ -246,9 +275,7 @@ async function openAdminStorage(config: AppConfig): Promise<Storage> {
     if (error instanceof DataDirectoryLockedError)
       throw new Error(
         `a server (pid ${error.ownerPid}) is running on the PGlite data directory ${error.directory}, and only ` +
-          'one process may open it. Stop that server and run this command again, or make the change through ' +
-          'the running server: `npx eas adminmode off` (administrator credentials in EAS_USER and EAS_PASSWORD, ' +
-          'or EAS_APIKEY), or the API (docs/adminmode.md).',
+          `one process may open it. Stop that server and run this command again, or ${throughRunningServer(argv)}`,
         { cause: error },
       );
     throw error;

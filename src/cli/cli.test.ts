@@ -211,8 +211,9 @@ describe('eas commands against a listening server (a server process on PostgreSQ
     const listed = (await easJson(['apikey', 'list', '--user', 'WILSON'])) as Array<Record<string, unknown>>;
     assert.equal(listed.length, 1);
     assert.equal(listed[0]!.userid, 'WILSON');
+    assert.equal(listed[0]!.status, 'active', 'a live key is not marked expired');
     const table = await eas(['apikey', 'list']);
-    assert.match(table.stdout, /^userid\s+apikeytokenid/);
+    assert.match(table.stdout, /^userid\s+apikeytokenid\s+status/);
     assert.ok(!table.stdout.includes(created.apikey));
     assert.equal((await eas(['apikey', 'delete', 'WILSON'])).code, 0);
     const refused = await eas(['--apikey-env', 'WILSON_KEY', 'query', 'mxapiasset'], keyEnv);
@@ -296,9 +297,9 @@ describe('eas commands against a listening server (a server process on PostgreSQ
     )) as { steps: Array<{ step: string }> };
     assert.deepEqual(
       plan.steps.map((step) => step.step),
-      ['create', 'distribute', 'preview', 'confirm', 'deploy', 'adminmode-on', 'cleanup'],
+      ['check-target', 'create', 'distribute', 'preview', 'confirm', 'deploy', 'adminmode-on', 'cleanup'],
     );
     const text = await eas(['migrate', '--definition', 'ASSETCFG', '--dry-run'], {});
-    assert.match(text.stdout, /^create: .*\ndistribute: .*\ndownload: /);
+    assert.match(text.stdout, /^check-target: .*\ncreate: .*\ndistribute: .*\ndownload: /);
   });
 });

@@ -28,6 +28,20 @@ export interface PreviewSummary {
   adminmode: boolean;
   /** Every record the deploy would refuse, with the reason it would give. */
   refusals: Array<{ object: string; key: string; reason: string }>;
+  /** The refusals grouped by reason (and remedy): what is printed, one line per distinct refusal. */
+  refusalGroups: RefusalGroup[];
+}
+
+/** Refusals that share their reason and remedy, told once with their count (docs/cli.md, "eas migrate"). */
+export interface RefusalGroup {
+  reason: string;
+  /** Where the refusal is fixed; empty when the target does not say (a target without `refusalgroups`). */
+  remedy: string;
+  count: number;
+  /** Per object structure, how many. */
+  objects: Array<{ object: string; count: number }>;
+  /** The first records' object structure and key. */
+  examples: string[];
 }
 
 /**
@@ -61,14 +75,52 @@ export function previewSummary(answer: unknown): PreviewSummary {
     structural: Array.isArray(fields.structural) ? fields.structural.map(String) : [],
     adminmode: fields.adminmode === true,
     refusals,
+    refusalGroups: Array.isArray(fields.refusalgroups)
+      ? (fields.refusalgroups as Array<Record<string, unknown>>).map(refusalGroup)
+      : groupedByReason(refusals),
   };
 }
 
-/** `1 add, 2 changes, 0 deletes, 118 unchanged`: the counts of a preview, all structures. */
+/** A group of the target's `refusalgroups`. */
+function refusalGroup(entry: Record<string, unknown>): RefusalGroup {
+  const objects = Array.isArray(entry.objectstructures)
+    ? (entry.objectstructures as Array<Record<string, unknown>>)
+    : [];
+  return {
+    reason: String(entry.reason ?? ''),
+    remedy: String(entry.remedy ?? ''),
+    count: typeof entry.count === 'number' ? entry.count : 0,
+    objects: objects.map((object) => ({
+      object: String(object.objectstructure ?? ''),
+      count: typeof object.count === 'number' ? object.count : 0,
+    })),
+    examples: Array.isArray(entry.examples) ? entry.examples.map(String) : [],
+  };
+}
+
+/** Groups of a target that lists its refusals one by one only: by reason, no remedy. */
+function groupedByReason(refusals: PreviewSummary['refusals']): RefusalGroup[] {
+  const groups = new Map<string, RefusalGroup>();
+  for (const refusal of refusals) {
+    let group = groups.get(refusal.reason);
+    if (!group) {
+      group = { reason: refusal.reason, remedy: '', count: 0, objects: [], examples: [] };
+      groups.set(refusal.reason, group);
+    }
+    group.count += 1;
+    const per = group.objects.find((entry) => entry.object === refusal.object);
+    if (per) per.count += 1;
+    else group.objects.push({ object: refusal.object, count: 1 });
+    if (group.examples.length < 3) group.examples.push(`${refusal.object} ${refusal.key}`);
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count);
+}
+
+/** `1 to add, 2 to change, 0 to delete, 118 unchanged, 0 refused`: the counts of a preview, all structures. */
 export function previewCounts(rows: readonly PreviewRow[]): string {
-  const sum = (field: 'adds' | 'changes' | 'deletes' | 'unchanged') =>
+  const sum = (field: 'adds' | 'changes' | 'deletes' | 'unchanged' | 'refused') =>
     rows.reduce((total, row) => total + row[field], 0);
-  return `${sum('adds')} to add, ${sum('changes')} to change, ${sum('deletes')} to delete, ${sum('unchanged')} unchanged`;
+  return `${sum('adds')} to add, ${sum('changes')} to change, ${sum('deletes')} to delete, ${sum('unchanged')} unchanged, ${sum('refused')} refused`;
 }
 
 /** An error's reason code and message, the code once (messages of this service start with it). */

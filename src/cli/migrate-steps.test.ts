@@ -90,7 +90,7 @@ describe('eas migrate steps in a pipeline', () => {
     assert.match(
       declined.questions[0]!,
       new RegExp(
-        `^Deploy package ${targetId} of DEMOSNAP to ${target.base.replace(/[/.]/g, '\\$&')}: 0 to add, 1 to change, 0 to delete, \\d+ unchanged; no structural changes; admin mode not needed\\?$`,
+        `^Deploy package ${targetId} of DEMOSNAP to ${target.base.replace(/[/.]/g, '\\$&')}: 0 to add, 1 to change, 0 to delete, \\d+ unchanged, 0 refused; no structural changes; admin mode not needed\\?$`,
       ),
     );
     const deployed = await eas(['migrate', 'deploy', ...targetArgs, '--yes']);
@@ -145,18 +145,21 @@ describe('eas migrate steps in a pipeline', () => {
   });
 
   test('a run failing before the target received the package leaves nothing half-made on the source', async () => {
-    // No server listens on port 1: the upload fails after create, distribute and download succeeded.
+    // The target passes its check; the distribution to a target the definition does not name fails after create.
     const failed = await eas([
       'migrate',
       '--source',
       source.base,
       '--target',
-      'http://127.0.0.1:1/maximo',
+      target.base,
       '--definition',
       'DEMOSNAP',
+      '--target-name',
+      'NOSUCHTARGET',
       '--yes',
     ]);
-    assert.equal(failed.code, EXIT.connection, failed.stderr);
+    assert.equal(failed.code, EXIT.refused, failed.stderr);
+    assert.match(failed.stderr, /^distribute failed: /m);
     const match = /cleanup done: deleted package (\d+), which never reached the target/.exec(failed.stderr);
     assert.ok(match, failed.stderr);
     const left = await sourceAdmin

@@ -1,9 +1,12 @@
 import type { PackageRef } from '../client/index.js';
 import { plain } from './io.js';
-import { previewCounts, type PreviewSummary } from './migrate-preview.js';
+import { previewCounts, type PreviewSummary, type RefusalGroup } from './migrate-preview.js';
 import { renderTable } from './output.js';
 
-/** The preview as printed: the table per object, then the structural changes, admin mode and every refusal. */
+/**
+ * The preview as printed: the table per object, then the structural changes, admin mode and one line per distinct
+ * refusal: how many records, of which structures, the reason and its remedy once (docs/cli.md, "eas migrate").
+ */
 export function previewText(summary: PreviewSummary): string {
   const lines = [
     renderTable(
@@ -13,9 +16,21 @@ export function previewText(summary: PreviewSummary): string {
   ];
   if (summary.structural.length > 0) lines.push(`structural changes: ${summary.structural.join(', ')}`);
   if (summary.adminmode) lines.push('admin mode: needed (turned on for the deploy, and off again)');
-  for (const refusal of summary.refusals)
-    lines.push(plain(`refused: ${refusal.object} ${refusal.key}: ${refusal.reason}`));
+  for (const group of summary.refusalGroups) lines.push(plain(refusalLine(group)));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `refused: 145 records (MXAPIASSET 145, e.g. MXAPIASSET assetnum=A1, siteid=BEDFORD): <reason> Remedy: <remedy>`;
+ * a single record is named by its key.
+ */
+function refusalLine(group: RefusalGroup): string {
+  const what =
+    group.count === 1 && group.examples.length === 1
+      ? group.examples[0]!
+      : `${group.count} records (${group.objects.map((entry) => `${entry.object} ${entry.count}`).join(', ')}` +
+        `${group.examples.length > 0 ? `; e.g. ${group.examples.join('; ')}` : ''})`;
+  return `refused: ${what}: ${group.reason}${group.remedy === '' ? '' : ` Remedy: ${group.remedy}`}`;
 }
 
 /**

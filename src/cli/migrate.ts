@@ -28,6 +28,7 @@ export interface MigrationPlan {
 }
 
 export type StepName =
+  | 'check-target'
   | 'create'
   | 'distribute'
   | 'download'
@@ -157,6 +158,12 @@ export function databaseDistribution(
 /** The steps `--dry-run` prints, in order. */
 export function plannedSteps(plan: MigrationPlan): StepRecord[] {
   const steps: StepRecord[] = [
+    {
+      step: 'check-target',
+      status: 'planned',
+      detail:
+        'the target answers, takes the key, is administered by it and runs a release with the migration operations',
+    },
     { step: 'create', status: 'planned', detail: `package of definition ${plan.definition} on the source` },
     {
       step: 'distribute',
@@ -235,6 +242,7 @@ export async function runMigration(
   }
   const run: Run = { plan, context, outcome, current: 'create', adminModeRequested: false };
   try {
+    await checkTarget(run);
     const targetRef = await movePackage(run);
     const summary = await previewStep(run, targetRef);
     await confirmStep(run, summary, targetRef);
@@ -286,6 +294,52 @@ async function afterFailure(run: Run, ref: PackageRef): Promise<void> {
     step: 'cleanup',
     status: 'skipped',
     detail: `package ${ref.dmpackageid} is kept on the source for inspection; remove it with \`${remove}\``,
+  });
+}
+
+/** Release level of the deployed systems' migration operations (`maxupg` `V7613-...`; docs/compatibility.md). */
+const MIGRATION_RELEASE = 7613;
+
+/**
+ * Before anything is created on the source: the target answers (exit 5 when it does not), takes the credentials
+ * (exit 3), they are an administrator's (exit 4: deploy, preview and admin mode are theirs) and its release has the
+ * migration operations (exit 4). A package is then never left half-made for a target that could not take it.
+ */
+async function checkTarget(run: Run): Promise<void> {
+  const { target } = run.context;
+  startStep(run, 'check-target', 'checking the target');
+  const home = await target.http.request<Record<string, unknown> | undefined>('GET', '');
+  const who = await target.whoami();
+  const userid = String(who.userid ?? who.loginUserName ?? 'the user');
+  try {
+    await target.adminMode.state();
+  } catch (error) {
+    // Refused (BMXAA0024E, 403): not an administrator; a failed login or a server fault goes on up as it is.
+    if (
+      !(error instanceof EasClientError) ||
+      error.kind !== 'server' ||
+      error.status === 401 ||
+      error.status >= 500
+    )
+      throw error;
+    throw new StepFailure(
+      EXIT.refused,
+      `${userid} is not an administrator of the target (${reasonAndMessage(error)}); nothing was created on the source`,
+      error,
+    );
+  }
+  const maxupg = typeof home?.maxupg === 'string' ? home.maxupg : undefined;
+  const level = maxupg === undefined ? undefined : Number(/^V(\d+)/.exec(maxupg)?.[1] ?? NaN);
+  if (level !== undefined && !(level >= MIGRATION_RELEASE)) {
+    throw new StepFailure(
+      EXIT.refused,
+      `the target's release ${maxupg} has no migration operations (${MIGRATION_RELEASE} or later needed); nothing was created on the source`,
+    );
+  }
+  endStep(run, {
+    step: 'check-target',
+    status: 'done',
+    detail: `${userid}, administrator${maxupg === undefined ? '' : `, release ${maxupg}`}`,
   });
 }
 
@@ -368,7 +422,7 @@ async function previewStep(run: Run, targetRef: PackageRef): Promise<PreviewSumm
     )
       throw error;
     endStep(run, { step: 'preview', status: 'skipped', detail: 'the target offers no preview' });
-    return { rows: [], structural: [], adminmode: false, refusals: [] };
+    return { rows: [], structural: [], adminmode: false, refusals: [], refusalGroups: [] };
   }
 }
 

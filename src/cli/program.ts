@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { keyStatus } from './apikey-status.js';
 import { clientFor, integer, minutes, type GlobalOptions } from './common.js';
 import { EasClientError, type EasClient, type Member } from '../client/index.js';
 import { CliError, EXIT, exitCodeOf, type ExitCode } from './exit-codes.js';
@@ -131,10 +132,14 @@ function apikeyCommand(io: CliIo): Command {
     .addOption(formatOption())
     .action(async (options: { user?: string; format: OutputFormat }, command: Command) =>
       withClient(io, command, async (client, global) => {
-        const rows = await client.apikeys.list(options.user);
+        const rows = (await client.apikeys.list(options.user)).map((row) => ({
+          ...row,
+          status: keyStatus(row),
+        }));
         writeRows(io.stdout, formatOf({ ...global, format: options.format }), rows, [
           'userid',
           'apikeytokenid',
+          'status',
           'expiration',
           'creationdate',
           'exposedinurl',

@@ -84,6 +84,11 @@ if (installed) {
     test('the server root leads to the sign-in; signing in opens the overview', async () => {
       await page.goto(`${new URL(base).origin}/`);
       await page.waitForURL(/\/maximo\/console\/signin\?returnTo=/);
+      await page.getByLabel('User name').waitFor();
+      // The sign-in card is as tall as its content, not stretched to the window.
+      const card = (await page.locator('main').boundingBox())!;
+      const form = (await page.locator('main form').boundingBox())!;
+      assert.ok(card.height < form.height + 160, `card ${card.height}px for a form of ${form.height}px`);
       await screenshot('signin');
       await page.getByLabel('User name').fill('maxadmin');
       await page.getByLabel('Password').fill('not the password');
@@ -97,6 +102,9 @@ if (installed) {
       await page.waitForURL(`${base}/console/`);
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
       await page.getByText('CONSOLE (this process)').waitFor();
+      // The server table says what its counts are.
+      await page.getByRole('columnheader', { name: 'System properties applied' }).waitFor();
+      await page.getByRole('columnheader', { name: 'Changes waiting for a restart' }).waitFor();
       assert.ok(Number(await page.locator('[data-count="Users"]').innerText()) > 0);
       assert.equal(await page.locator('[data-count="Admin mode"]').innerText(), 'Off');
       // The deployment's identity, as systeminfo gives it (docs/migration.md, "Source").
@@ -205,6 +213,19 @@ if (installed) {
       );
       assert.equal((after.body.member as Json[])[0]!.description, location.description);
 
+      // The action buttons sit in their row, level with its other cells.
+      const row = page.locator(`tr[data-package="${sourceId}"]`);
+      const rowBox = (await row.boundingBox())!;
+      const firstCell = (await row.locator('td').first().boundingBox())!;
+      const first = (await row.locator('td.actions').locator('button, a').first().boundingBox())!;
+      assert.ok(
+        first.y >= rowBox.y && first.y + first.height <= rowBox.y + rowBox.height + 1,
+        'inside its row',
+      );
+      assert.ok(
+        Math.abs(first.y - firstCell.y) < 12,
+        `button at ${first.y}, row's first cell at ${firstCell.y}`,
+      );
       await page.getByRole('button', { name: `Close package ${sourceId}` }).click();
       await page.getByText(`Package ${sourceId} was closed.`).waitFor();
     });
@@ -229,11 +250,41 @@ if (installed) {
     });
 
     test('turns admin mode on and off, the state live on the page', async () => {
+      const setProperty = (value: string) =>
+        call('/oslc/service/system?action=wsmethod:setProperty', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ propName: 'mxe.adminmode.numsessions', propValue: value }),
+        });
+      const before = (
+        await call('/oslc/service/system?action=wsmethod:getProperty&propName=mxe.adminmode.numsessions')
+      ).body.return as string;
+      assert.equal((await setProperty('7')).status, 200);
       await navigate('Admin mode', 'adminmode');
-      await page.getByLabel('Sessions allowed (numsessions)').fill('5');
+      // The form starts from the property's value (not 1).
+      const numsessions = page.getByLabel('Sessions allowed (numsessions)');
+      await page.waitForFunction(
+        () => (document.getElementById('numsessions') as HTMLInputElement).value !== '',
+      );
+      assert.equal(await numsessions.inputValue(), '7');
+      assert.equal((await setProperty(before)).status, 200);
+      // Narrow: a box wraps with its own label, never under the next one.
+      await page.setViewportSize({ width: 640, height: 800 });
+      const label = (await page.locator('label[for="logoutmin"]').boundingBox())!;
+      const box = (await page.locator('#logoutmin').boundingBox())!;
+      assert.ok(
+        Math.abs(label.y + label.height / 2 - (box.y + box.height / 2)) < 8,
+        'label and box on one line',
+      );
+      assert.ok(box.x > label.x, 'the box after its label');
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await numsessions.fill('5');
       await page.getByLabel('Minutes before logout (logoutmin)').fill('0');
       await page.getByRole('button', { name: 'Turn admin mode on' }).click();
       await page.locator('#adminmode-state', { hasText: /^On$/ }).waitFor({ timeout: 20_000 });
+      // The message follows the state: "on", not "being turned on", once it is.
+      await page.getByRole('status').filter({ hasText: 'Admin mode is on.' }).waitFor();
+      assert.equal(await page.getByText('Admin mode is being turned on.').count(), 0);
       assert.equal((await call('/oslc/adminmode/state')).body.state, 1);
       await screenshot('adminmode');
       await page.getByRole('button', { name: 'Turn admin mode off' }).click();

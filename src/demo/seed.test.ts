@@ -6,6 +6,7 @@ import { hashPassword } from '../auth/password.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
 import { tableDigests, type TableDigests } from '../../test/helpers/table-digest.js';
+import { deploymentIdentity } from '../system/deployment-identity.js';
 import { seedDemoData } from './seed.js';
 import expectedTables from './seeded-tables.json' with { type: 'json' };
 
@@ -36,6 +37,7 @@ const TABLES = [
 describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
   let storage: Storage;
   let passwordHash: string;
+  let identity: string;
   /** Before anything was written: every date from then on is the test's own. */
   let since: Date;
 
@@ -62,6 +64,8 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
       migrations.map((migration) => migration.name),
     );
     passwordHash = await hashPassword('demo-password');
+    // As the server does before it seeds: the deployment's identity, which the demo definitions name.
+    identity = (await deploymentIdentity(storage.db)).source;
   });
 
   after(async () => {
@@ -307,6 +311,14 @@ describe(`demo data on ${url ? 'PostgreSQL' : 'PGlite'}`, () => {
       .where('userid', '!=', 'MAXADMIN')
       .execute();
     assert.ok(users.every((user) => user.password === passwordHash && user.defsite === 'BEDFORD'));
+  });
+
+  it("names the deployment's own identity as the demo definitions' source", async () => {
+    const sources = await storage.db.selectFrom('dmpackagedef').select('source').distinct().execute();
+    assert.deepEqual(
+      sources.map((row) => row.source),
+      [identity],
+    );
   });
 
   it('changes nothing when seeded again', async () => {

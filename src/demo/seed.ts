@@ -1,3 +1,5 @@
+import { deploymentIdentity } from '../system/deployment-identity.js';
+import { findDeploymentIdentity } from '../system/repository.js';
 import { analyzeSchema } from '../db/catalog.js';
 import { sql, type Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
@@ -130,8 +132,13 @@ function count(summary: DemoSummary, node: StructureNode, records: DemoRecords['
   if (node.object.def.statusHistory) summary.statusHistory += records.length;
 }
 
-/** This database's identity, as the migration service derives it: the source of the demo package definitions. */
+/**
+ * The source the demo package definitions name: the deployment's identity (docs/migration.md, "Source"), as every
+ * definition made here names it. A database that has none yet (the test fixtures' template, which every copy shares)
+ * gets none from the seeding: its definitions name where the database is.
+ */
 async function databaseSource(db: Kysely<DynamicDatabase>): Promise<string> {
+  if (await findDeploymentIdentity(db)) return (await deploymentIdentity(db)).source;
   const identity = await sql<{ source: string }>`
     select coalesce(host(inet_server_addr()) || ':' || inet_server_port()::text, 'localhost') || '/' ||
       current_database() || '/' || current_schema() as source`.execute(db);

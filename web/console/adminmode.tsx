@@ -1,5 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ErrorMessage, formatDate, Page, Status, useAction, useLoad, type PageProps } from './common.js';
+import { adminModeDefaults } from './deploy-flow.js';
 import { ADMIN_MODE_STATES } from './overview.js';
 
 interface AdminModeStatus {
@@ -13,21 +14,32 @@ interface AdminModeStatus {
   adminsessions: number;
 }
 
+const TURNING_ON = 'Admin mode is being turned on.';
+
 /** Admin mode (docs/adminmode.md): its live state, turned on with `numsessions` and `logoutmin`, and off. */
 export function AdminMode({ api }: PageProps) {
   const status = useLoad(() => api.call<AdminModeStatus>('/oslc/adminmode/state'), 2000);
-  const [numsessions, setNumsessions] = useState('1');
-  const [logoutmin, setLogoutmin] = useState('5');
+  const [numsessions, setNumsessions] = useState('');
+  const [logoutmin, setLogoutmin] = useState('');
+  // The form starts from the properties' values (mxe.adminmode.numsessions, mxe.adminmode.logoutmin).
+  useEffect(() => {
+    void adminModeDefaults(api)
+      .then((defaults) => {
+        setNumsessions((typed) => (typed === '' ? defaults.numsessions : typed));
+        setLogoutmin((typed) => (typed === '' ? defaults.logoutmin : typed));
+      })
+      .catch(() => undefined);
+  }, []);
   const action = useAction();
   const turnOn = (event: Event) => {
     event.preventDefault();
     void action.run(async () => {
-      await api.call('/oslc/adminmode/on', {
-        method: 'POST',
-        body: { numsessions: Number(numsessions), logoutmin: Number(logoutmin) },
-      });
+      const settings: Record<string, number> = {};
+      if (numsessions !== '') settings.numsessions = Number(numsessions);
+      if (logoutmin !== '') settings.logoutmin = Number(logoutmin);
+      await api.call('/oslc/adminmode/on', { method: 'POST', body: settings });
       await status.reload();
-      return 'Admin mode is being turned on.';
+      return TURNING_ON;
     });
   };
   const turnOff = () =>
@@ -37,6 +49,8 @@ export function AdminMode({ api }: PageProps) {
       return 'Admin mode was turned off.';
     });
   const state = status.data;
+  // The message of "on" follows the live state: it says "being turned on" only while it is.
+  const message = action.message === TURNING_ON && state?.state === 1 ? 'Admin mode is on.' : action.message;
   return (
     <Page title="Admin mode">
       <ErrorMessage error={status.error} />
@@ -61,23 +75,27 @@ export function AdminMode({ api }: PageProps) {
         </dl>
       )}
       <form class="inline" onSubmit={turnOn}>
-        <label for="numsessions">Sessions allowed (numsessions)</label>
-        <input
-          id="numsessions"
-          type="number"
-          min="1"
-          value={numsessions}
-          onInput={(event) => setNumsessions(event.currentTarget.value)}
-        />
-        <label for="logoutmin">Minutes before logout (logoutmin)</label>
-        <input
-          id="logoutmin"
-          type="number"
-          min="0"
-          step="any"
-          value={logoutmin}
-          onInput={(event) => setLogoutmin(event.currentTarget.value)}
-        />
+        <span class="field">
+          <label for="numsessions">Sessions allowed (numsessions)</label>
+          <input
+            id="numsessions"
+            type="number"
+            min="1"
+            value={numsessions}
+            onInput={(event) => setNumsessions(event.currentTarget.value)}
+          />
+        </span>
+        <span class="field">
+          <label for="logoutmin">Minutes before logout (logoutmin)</label>
+          <input
+            id="logoutmin"
+            type="number"
+            min="0"
+            step="any"
+            value={logoutmin}
+            onInput={(event) => setLogoutmin(event.currentTarget.value)}
+          />
+        </span>
         <button type="submit" disabled={action.busy}>
           Turn admin mode on
         </button>
@@ -86,7 +104,7 @@ export function AdminMode({ api }: PageProps) {
         </button>
       </form>
       <ErrorMessage error={action.error} />
-      <Status text={action.message} />
+      <Status text={message} />
     </Page>
   );
 }

@@ -2,17 +2,14 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { ErrorMessage, formatDate, Page, Status, useAction, useLoad, type PageProps } from './common.js';
 
-interface KeyRecord {
-  userid: string;
-  creationdate?: string;
-  expiration?: number;
-  href: string;
-}
+import { keyExpiry, type KeyRecord } from './keys.js';
 
-/** When a key expires: `expiration` minutes after its creation, or never (-1). */
+/** When a key expires (or expired: then said first, the row marked), or never (-1). */
 function expiryOf(key: KeyRecord): string {
-  if (key.expiration === undefined || key.expiration < 0 || !key.creationdate) return 'Never';
-  return formatDate(new Date(Date.parse(key.creationdate) + key.expiration * 60_000).toISOString());
+  const expiry = keyExpiry(key);
+  if (expiry.at === undefined) return 'Never';
+  const when = formatDate(expiry.at.toISOString());
+  return expiry.expired ? `Expired ${when}` : when;
 }
 
 /** The expiries offered, in minutes as the API takes them (-1: never). */
@@ -235,10 +232,12 @@ function KeyList({
           </thead>
           <tbody>
             {(keys ?? []).map((key) => (
-              <tr key={key.href}>
+              <tr key={key.href} data-key={key.userid} class={keyExpiry(key).expired ? 'expired' : undefined}>
                 <td>{key.userid}</td>
                 <td>{formatDate(key.creationdate)}</td>
-                <td>{expiryOf(key)}</td>
+                <td>
+                  {keyExpiry(key).expired ? <strong class="error">{expiryOf(key)}</strong> : expiryOf(key)}
+                </td>
                 <td>
                   <button
                     type="button"

@@ -98,12 +98,15 @@ function AdminOverview({ api, version }: { api: Api; version: string }) {
           <h2>Server processes</h2>
           <div class="scroll">
             <table>
-              <caption>Processes sharing the database, and their acknowledgements of property values</caption>
+              <caption>
+                The server processes sharing this database. Every process applies every system property: how
+                many it has applied, and how many changed values it applies only once restarted.
+              </caption>
               <thead>
                 <tr>
                   <th scope="col">Server name</th>
-                  <th scope="col">Values applied</th>
-                  <th scope="col">Waiting for restart</th>
+                  <th scope="col">System properties applied</th>
+                  <th scope="col">Changes waiting for a restart</th>
                   <th scope="col">Last applied</th>
                 </tr>
               </thead>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { ErrorMessage, formatDate, Page, Status, useAction, useLoad, type PageProps } from './common.js';
+import { DeployFlow, type FlowKind } from './deploy-flow.js';
 import { Preview, type PreviewAnswer } from './preview.js';
 
 interface Definition {
@@ -22,15 +23,46 @@ export interface PackageRecord {
   createdate?: string;
   progressstatus?: string;
   distributionmessage?: string;
+  /** SNAPSHOT, CHANGE, or INVERSE: the back-out package a deploy captured (docs/migration.md, "Back-out"). */
+  type?: string;
+  /** SOURCE: made here; TARGET: received here. */
+  side?: string;
+  /** The deployed package a back-out package undoes. */
+  inverseof?: number | null;
 }
 
-/** `Deploying: 40,000 of 100,000 records` (docs/migration.md, "Progress") as a fraction, when it says so. */
-export function deployFraction(progress: string | undefined): { done: number; total: number } | undefined {
-  const match = /(\d[\d,]*) of (\d[\d,]*) records/.exec(progress ?? '');
-  if (!match) return undefined;
-  const done = Number(match[1]!.replace(/,/g, ''));
-  const total = Number(match[2]!.replace(/,/g, ''));
-  return total > 0 ? { done, total } : undefined;
+export type PackageAction =
+  'distribute' | 'download' | 'preview' | 'deploy' | 'backoutpreview' | 'backout' | 'close';
+
+/** A package's kind as the page shows it: a back-out package, or a package of a SNAPSHOT or CHANGE definition. */
+export function kindOf(record: PackageRecord): string {
+  if (record.type === 'INVERSE' || (record.inverseof ?? null) !== null) return 'Back-out';
+  return `Package${record.type ? ` (${record.type})` : ''}`;
+}
+
+/**
+ * The actions a package's status allows (docs/migration.md, "Statuses"): a package made here is distributed and
+ * downloaded while CREATED; a received one is previewed and deployed until it is DEPLOYED, then backed out; a
+ * back-out package is only downloaded (it is applied through the Back-out of the package it undoes). Work under way
+ * allows nothing; CLOSED nothing.
+ */
+export function actionsOf(record: PackageRecord): PackageAction[] {
+  if (kindOf(record) === 'Back-out') return record.status === 'CREATED' ? ['download'] : [];
+  switch (record.status) {
+    case 'CREATED':
+      return ['distribute', 'download', 'close'];
+    case 'CREATE_ERROR':
+      return ['close'];
+    case 'DEPLOY_NEW':
+    case 'DEPLOY_ERROR':
+      return ['preview', 'deploy', 'close'];
+    case 'DEPLOYED':
+      return ['backoutpreview', 'backout', 'close'];
+    case 'BACKEDOUT':
+      return ['close'];
+    default:
+      return [];
+  }
 }
 
 const loadAll = async (api: Api) => {
@@ -44,12 +76,12 @@ const loadAll = async (api: Api) => {
   };
 };
 
-/** Definitions and packages (docs/migration.md): create, distribute, download, upload, preview, deploy, close. */
+/** Definitions and packages (docs/migration.md): create, distribute, download, upload, preview, deploy, back out, close. */
 export function Packages({ api }: PageProps) {
   const data = useLoad(() => loadAll(api));
   const action = useAction();
-  const [preview, setPreview] = useState<PreviewAnswer | undefined>(undefined);
-  const [deploying, setDeploying] = useState<{ record: PackageRecord; finished: boolean } | undefined>(
+  const [preview, setPreview] = useState<{ answer: PreviewAnswer; backout: boolean } | undefined>(undefined);
+  const [flow, setFlow] = useState<{ record: PackageRecord; kind: FlowKind; run: number } | undefined>(
     undefined,
   );
   const post = (path: string, body: unknown) =>
@@ -58,41 +90,33 @@ export function Packages({ api }: PageProps) {
     await data.reload();
     return text;
   };
+  const ref = (record: PackageRecord) => ({ pkgdefname: record.pkgdefname, dmpackageid: record.dmpackageid });
+  const previewOf = (record: PackageRecord, backout: boolean) =>
+    void action.run(async () => {
+      const answer = (await post('preview', {
+        ...ref(record),
+        ...(backout && { backout: true }),
+      })) as unknown;
+      setPreview({ answer: answer as PreviewAnswer, backout });
+      return `Preview of ${backout ? 'the back-out of ' : ''}package ${record.dmpackageid}: nothing was written.`;
+    });
+  const start = (record: PackageRecord, kind: FlowKind) => {
+    setPreview(undefined);
+    setFlow({ record, kind, run: Date.now() });
+  };
   const actions: PackageActions = {
     distribute: (record) =>
       void action.run(async () => {
-        const answer = await post('distribute', {
-          pkgdefname: record.pkgdefname,
-          dmpackageid: record.dmpackageid,
-        });
+        const answer = await post('distribute', ref(record));
         return done(String(answer.distributionmessage ?? `Package ${record.dmpackageid} was distributed.`));
       }),
-    preview: (record) =>
-      void action.run(async () => {
-        setPreview(
-          (await post('preview', {
-            pkgdefname: record.pkgdefname,
-            dmpackageid: record.dmpackageid,
-          })) as unknown as PreviewAnswer,
-        );
-        return `Preview of package ${record.dmpackageid}: nothing was written.`;
-      }),
-    deploy: (record) =>
-      void action.run(async () => {
-        setDeploying({ record, finished: false });
-        try {
-          const answer = await post('deploy', {
-            pkgdefname: record.pkgdefname,
-            dmpackageid: record.dmpackageid,
-          });
-          return await done(String(answer.warningmsg ?? `Package ${record.dmpackageid} was deployed.`));
-        } finally {
-          setDeploying({ record, finished: true });
-        }
-      }),
+    preview: (record) => previewOf(record, false),
+    deploy: (record) => start(record, 'deploy'),
+    backoutpreview: (record) => previewOf(record, true),
+    backout: (record) => start(record, 'backout'),
     close: (record) =>
       void action.run(async () => {
-        await post('close', { pkgdefname: record.pkgdefname, dmpackageid: record.dmpackageid });
+        await post('close', ref(record));
         return done(`Package ${record.dmpackageid} was closed.`);
       }),
   };
@@ -100,16 +124,19 @@ export function Packages({ api }: PageProps) {
     <Page title="Packages">
       <ErrorMessage error={data.error ?? action.error} />
       <Status text={action.message} />
-      {deploying && (
-        <DeployProgress
-          key={`${deploying.record.dmpackageid} ${String(deploying.finished)}`}
+      {flow && (
+        <DeployFlow
+          key={flow.run}
           api={api}
-          record={deploying.record}
-          finished={deploying.finished}
+          record={flow.record}
+          kind={flow.kind}
+          ended={() => void data.reload()}
         />
       )}
-      {preview && <Preview answer={preview} />}
-      <CreatePackage api={api} definitions={data.data?.definitions ?? []} run={action.run} done={done} />
+      {preview && <Preview answer={preview.answer} backout={preview.backout} />}
+      {data.data && (
+        <CreatePackage api={api} definitions={data.data.definitions} run={action.run} done={done} />
+      )}
       <UploadPackage api={api} run={action.run} done={done} />
       <PackageTable api={api} packages={data.data?.packages ?? []} busy={action.busy} actions={actions} />
       <DefinitionTable definitions={data.data?.definitions ?? []} />
@@ -117,15 +144,14 @@ export function Packages({ api }: PageProps) {
   );
 }
 
-interface PackageActions {
-  distribute: (record: PackageRecord) => void;
-  preview: (record: PackageRecord) => void;
-  deploy: (record: PackageRecord) => void;
-  close: (record: PackageRecord) => void;
-}
+type PackageActions = Record<Exclude<PackageAction, 'download'>, (record: PackageRecord) => void>;
 
 type Run = (action: () => Promise<string | undefined>) => Promise<void>;
 
+/**
+ * Create: the definition shown selected is the one created (the first until another is chosen); without any
+ * definition there is nothing to create, and the page says where one is made.
+ */
 function CreatePackage({
   api,
   definitions,
@@ -137,32 +163,65 @@ function CreatePackage({
   run: Run;
   done: (text: string) => Promise<string>;
 }) {
-  const [name, setName] = useState('');
+  const [chosen, setChosen] = useState('');
   const [readme, setReadme] = useState('');
+  const selected = definitions.some((definition) => definition.pkgdefname === chosen)
+    ? chosen
+    : (definitions[0]?.pkgdefname ?? '');
   const submit = (event: Event) => {
     event.preventDefault();
+    if (selected === '') return;
     void run(async () => {
       const record = await api.call<PackageRecord>('/oslc/dm/create', {
         method: 'POST',
-        body: { pkgdefname: name || definitions[0]?.pkgdefname, readme },
+        body: { pkgdefname: selected, readme },
       });
       return done(`Package ${record.dmpackageid} of ${record.pkgdefname} was created.`);
     });
   };
+  // Definitions are made through the API (MXAPIDMPKGDEF, docs/migration.md): its explorer lists the calls.
+  const explorer = `${api.base}/oslc/oas/ui`;
   return (
     <form class="inline" onSubmit={submit} aria-labelledby="create-title">
       <h2 id="create-title">Create a package</h2>
-      <label for="create-definition">Definition</label>
-      <select id="create-definition" value={name} onChange={(event) => setName(event.currentTarget.value)}>
-        {definitions.map((definition) => (
-          <option key={definition.pkgdefname} value={definition.pkgdefname}>
-            {definition.pkgdefname}
-          </option>
-        ))}
-      </select>
-      <label for="create-readme">Read-me</label>
-      <input id="create-readme" value={readme} onInput={(event) => setReadme(event.currentTarget.value)} />
-      <button type="submit">Create</button>
+      {definitions.length === 0 ? (
+        <p class="none" id="create-none">
+          There is no package definition on this deployment, so there is nothing to create a package of.{' '}
+          <a href={explorer}>Make a definition through the API</a> (object structure MXAPIDMPKGDEF).
+        </p>
+      ) : (
+        <>
+          <span class="field">
+            <label for="create-definition">Definition</label>
+            <select
+              id="create-definition"
+              value={selected}
+              onChange={(event) => setChosen(event.currentTarget.value)}
+            >
+              {definitions.map((definition) => (
+                <option key={definition.pkgdefname} value={definition.pkgdefname}>
+                  {definition.pkgdefname} ({definition.type})
+                </option>
+              ))}
+            </select>
+          </span>
+          <span class="field">
+            <label for="create-readme">Read-me</label>
+            <input
+              id="create-readme"
+              value={readme}
+              onInput={(event) => setReadme(event.currentTarget.value)}
+            />
+          </span>
+        </>
+      )}
+      <button
+        type="submit"
+        disabled={selected === ''}
+        aria-describedby={definitions.length === 0 ? 'create-none' : undefined}
+      >
+        Create
+      </button>
     </form>
   );
 }
@@ -202,25 +261,14 @@ function UploadPackage({ api, run, done }: { api: Api; run: Run; done: (text: st
   );
 }
 
-/** The deploy's progress, read while it runs (`/dm/package`, answered from the deploying process's memory). */
-function DeployProgress({ api, record, finished }: { api: Api; record: PackageRecord; finished: boolean }) {
-  const live = useLoad(
-    () =>
-      api.call<PackageRecord>(
-        `/oslc/dm/package?pkgdefname=${encodeURIComponent(record.pkgdefname)}&dmpackageid=${record.dmpackageid}`,
-      ),
-    finished ? undefined : 300,
-  );
-  const running = deployFraction(live.data?.progressstatus);
-  const fraction = finished && live.data?.status === 'DEPLOYED' ? { done: 1, total: 1 } : running;
-  return (
-    <div class="progress">
-      <label for="deploy-progress">Deploying package {record.dmpackageid}</label>
-      <progress id="deploy-progress" max={fraction?.total ?? 1} value={fraction?.done} />
-      <span role="status">{live.data?.progressstatus ?? 'Starting'}</span>
-    </div>
-  );
-}
+const ACTION_LABELS: Record<Exclude<PackageAction, 'download'>, string> = {
+  distribute: 'Distribute',
+  preview: 'Preview',
+  deploy: 'Deploy',
+  backoutpreview: 'Preview back-out',
+  backout: 'Back out',
+  close: 'Close',
+};
 
 function PackageTable({
   api,
@@ -235,6 +283,7 @@ function PackageTable({
 }) {
   const button = (label: string, record: PackageRecord, act: (record: PackageRecord) => void) => (
     <button
+      key={label}
       type="button"
       class="secondary"
       disabled={busy}
@@ -253,6 +302,7 @@ function PackageTable({
             <tr>
               <th scope="col">Id</th>
               <th scope="col">Definition</th>
+              <th scope="col">Kind</th>
               <th scope="col">Source</th>
               <th scope="col">Status</th>
               <th scope="col">History</th>
@@ -264,28 +314,38 @@ function PackageTable({
               <tr key={record.dmpackageid} data-package={record.dmpackageid}>
                 <td>{record.dmpackageid}</td>
                 <td>{record.pkgdefname}</td>
+                <td data-kind>
+                  {kindOf(record)}
+                  {record.inverseof ? <small> of package {record.inverseof}</small> : null}
+                </td>
                 <td>{record.source}</td>
                 <td>
                   {record.status} <small>{formatDate(record.statusdate)}</small>
                 </td>
                 <td>
                   Created by {record.createby} {formatDate(record.createdate)}. {record.progressstatus}
-                  {record.distributionmessage ? ` ${record.distributionmessage}` : ''}
+                  {/* "… is ready for download" is true only while the package is; a closed one has no content. */}
+                  {record.distributionmessage && record.status === 'CREATED'
+                    ? ` ${record.distributionmessage}`
+                    : ''}
                 </td>
                 <td class="actions">
-                  {record.status === 'CREATED' && button('Distribute', record, actions.distribute)}
-                  {record.status === 'CREATED' && (
-                    <a
-                      class="button secondary"
-                      href={`${api.base}/oslc/dm/download?dmpackagedef=${encodeURIComponent(record.pkgdefname)}&dmpackageid=${record.dmpackageid}`}
-                      download
-                    >
-                      Download
-                    </a>
-                  )}
-                  {record.status.startsWith('DEPLOY') && button('Preview', record, actions.preview)}
-                  {record.status.startsWith('DEPLOY') && button('Deploy', record, actions.deploy)}
-                  {record.status !== 'CLOSED' && button('Close', record, actions.close)}
+                  <div class="actions">
+                    {actionsOf(record).map((name) =>
+                      name === 'download' ? (
+                        <a
+                          key={name}
+                          class="button secondary"
+                          href={`${api.base}/oslc/dm/download?dmpackagedef=${encodeURIComponent(record.pkgdefname)}&dmpackageid=${record.dmpackageid}`}
+                          download
+                        >
+                          Download
+                        </a>
+                      ) : (
+                        button(ACTION_LABELS[name], record, actions[name])
+                      ),
+                    )}
+                  </div>
                 </td>
               </tr>
             ))}

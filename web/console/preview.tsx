@@ -1,15 +1,27 @@
-/** The answer of `/dm/preview` (docs/migration.md, "Endpoints"). */
+/** A group of identical refusals of a preview (docs/migration.md, "Preview"). */
+export interface RefusalGroup {
+  reasoncode: string;
+  reason: string;
+  remedy: string;
+  count: number;
+  objectstructures: Array<{ objectstructure: string; count: number }>;
+  examples: string[];
+}
+
+/** The answer of `/dm/preview`, of a deploy or of a back-out (docs/migration.md, "Endpoints"). */
 export interface PreviewAnswer {
   pkgdefname: string;
   dmpackageid: number;
   objects: Array<{
     objectstructure: string;
     add: unknown[];
-    change: Array<{ key: unknown; attributes: Record<string, { from: unknown; to: unknown }> }>;
+    change: Array<{ key: unknown; attributes?: Record<string, { from: unknown; to: unknown }> }>;
     delete: unknown[];
-    drift: unknown[];
+    drift?: unknown[];
+    refused?: Array<{ key: string; reason: string; remedy?: string }>;
   }>;
   structural: string[];
+  refusalgroups?: RefusalGroup[];
 }
 
 const text = (value: unknown): string =>
@@ -19,22 +31,52 @@ const text = (value: unknown): string =>
       ? value
       : JSON.stringify(value);
 
-/** What a deploy would do, as a readable diff: added, changed (old → new), deleted, and drifted records. */
-export function Preview({ answer }: { answer: PreviewAnswer }) {
+const records = (count: number) => `${count} record${count === 1 ? '' : 's'}`;
+
+/**
+ * What a deploy (or a back-out) would do, as a readable diff: added, changed (old → new), deleted and drifted records,
+ * and what it would refuse, each distinct refusal once with its count and remedy.
+ */
+export function Preview({ answer, backout = false }: { answer: PreviewAnswer; backout?: boolean }) {
+  const groups = answer.refusalgroups ?? [];
   return (
     <section class="preview" aria-labelledby="preview-title">
       <h2 id="preview-title">
-        Preview of package {answer.dmpackageid} ({answer.pkgdefname})
+        {backout ? 'Preview of the back-out of package' : 'Preview of package'} {answer.dmpackageid} (
+        {answer.pkgdefname})
       </h2>
       {answer.structural.length > 0 && (
         <p>Structural changes (admin mode needed): {answer.structural.join(', ')}</p>
       )}
+      {groups.length > 0 && (
+        <div class="refusals" role="group" aria-labelledby="refusals-title">
+          <h3 id="refusals-title">
+            The deploy would refuse {records(groups.reduce((sum, group) => sum + group.count, 0))} and write
+            nothing
+          </h3>
+          <ul>
+            {groups.map((group) => (
+              <li key={`${group.reason} ${group.remedy}`} data-refusal={group.reasoncode}>
+                <strong>{group.reason}</strong>{' '}
+                <span class="count">
+                  {records(group.count)} (
+                  {group.objectstructures
+                    .map((entry) => `${entry.objectstructure} ${entry.count}`)
+                    .join(', ')}
+                  )
+                </span>
+                <p class="remedy">{group.remedy}</p>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {answer.objects.map((object) => (
         <div key={object.objectstructure}>
           <h3>{object.objectstructure}</h3>
-          <p>
+          <p class="counts">
             {object.add.length} added, {object.change.length} changed, {object.delete.length} deleted,{' '}
-            {object.drift.length} drifted
+            {object.refused?.length ?? 0} refused, {object.drift?.length ?? 0} drifted
           </p>
           <ul class="diff">
             {object.add.map((key) => (
@@ -45,7 +87,7 @@ export function Preview({ answer }: { answer: PreviewAnswer }) {
             {object.change.map((change) => (
               <li class="changed" key={`c${text(change.key)}`}>
                 ~ changed {text(change.key)}:{' '}
-                {Object.entries(change.attributes)
+                {Object.entries(change.attributes ?? {})
                   .map(([name, values]) => `${name} ${text(values.from)} → ${text(values.to)}`)
                   .join('; ')}
               </li>
@@ -55,12 +97,24 @@ export function Preview({ answer }: { answer: PreviewAnswer }) {
                 − deleted {text(key)}
               </li>
             ))}
-            {object.drift.map((key) => (
+            {(object.drift ?? []).map((key) => (
               <li class="drift" key={`r${text(key)}`}>
                 ! drift {text(key)} (changed here since the source last matched it)
               </li>
             ))}
           </ul>
+          {(object.refused?.length ?? 0) > 0 && (
+            <details>
+              <summary>The {records(object.refused!.length)} refused, one by one</summary>
+              <ul class="diff">
+                {object.refused!.map((entry) => (
+                  <li class="refused" key={`x${entry.key}`}>
+                    × refused {entry.key}: {entry.reason}
+                  </li>
+                ))}
+              </ul>
+            </details>
+          )}
         </div>
       ))}
     </section>

@@ -16,7 +16,16 @@ type PreviewObject = {
   change: Array<{ key: string }>;
   delete: string[];
   unchanged: number;
-  refused: Array<{ key: string; reason: string }>;
+  refused: Array<{ key: string; reason: string; remedy: string }>;
+};
+
+type RefusalGroup = {
+  reasoncode: string;
+  reason: string;
+  remedy: string;
+  count: number;
+  objectstructures: Array<{ objectstructure: string; count: number }>;
+  examples: string[];
 };
 
 async function post(app: TestApp, url: string, body: unknown) {
@@ -65,6 +74,8 @@ async function preview(target: TestApp, pkgdefname: string, dmpackageid: number)
     structural: string[];
     adminmode: boolean;
     refusals: number;
+    refusalgroups: RefusalGroup[];
+    counts: { added: number; changed: number; unchanged: number; deleted: number; refused: number };
   };
 }
 
@@ -154,7 +165,7 @@ describe('a preview that tells the truth', () => {
     assert.deepEqual(await stamps(target, site), deployed, 'no row of an identical redeploy was written');
   });
 
-  test('records naming a site the target lacks: each listed as refused before anything is written', async () => {
+  test('records naming a site the target lacks: each listed as refused before anything is written, grouped once with the remedy', async () => {
     const site = await post(source, '/os/mxapisite?lean=1', {
       siteid: 'FARAWAY',
       orgid: 'EAGLENA',
@@ -173,7 +184,21 @@ describe('a preview that tells the truth', () => {
       ['assetnum=FAR1, siteid=FARAWAY', 'assetnum=FAR2, siteid=FARAWAY'],
     );
     for (const entry of refused) assert.match(entry.reason, /FARAWAY/);
+    for (const entry of refused) assert.match(entry.remedy, /site FARAWAY does not exist .*MXAPISITE/);
     assert.equal(planned.refusals, 2);
+    assert.equal(planned.counts.refused, 2);
+    // The two identical refusals are one group: the reason, the remedy once, the count.
+    assert.equal(planned.refusalgroups.length, 1);
+    const [group] = planned.refusalgroups;
+    assert.equal(group!.reasoncode, 'BMXAA4153E');
+    assert.equal(group!.count, 2);
+    assert.deepEqual(group!.objectstructures, [{ objectstructure: 'MXAPIASSET', count: 2 }]);
+    assert.equal(group!.reason, refused[0]!.reason);
+    assert.match(group!.remedy, /create it here \(object structure MXAPISITE/);
+    assert.deepEqual(group!.examples, [
+      'MXAPIASSET assetnum=FAR1, siteid=FARAWAY',
+      'MXAPIASSET assetnum=FAR2, siteid=FARAWAY',
+    ]);
     assert.equal(planned.adminmode, false);
     const assets = await sql<{
       count: number;

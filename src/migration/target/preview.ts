@@ -7,6 +7,7 @@ import type { Row } from '../../oslc/repository.js';
 import type { ResourceWriter } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
 import type { MigrationContext } from '../context.js';
+import { refusalRemedy } from '../refusal-remedy.js';
 import { deployablePackage, jsonValue, keyText, stagedLines, type JsonRecord } from '../packages.js';
 import { isPropertyStructure, previewProperty } from '../properties.js';
 import type { Manifest } from '../transfer/package-file.js';
@@ -31,9 +32,28 @@ export interface PreviewObject {
   unchanged: number;
   /** Records the target holds in another state than the source expected (docs/migration.md, "Drift guard"). */
   drift: string[];
-  /** Records the deploy would refuse, each with the reason it would give. */
-  refused: Array<{ key: string; reason: string }>;
+  /** Records the deploy would refuse, each with the reason it would give and where it is fixed. */
+  refused: Array<{ key: string; reason: string; remedy: string }>;
 }
+
+/**
+ * Refusals that share their reason and remedy (145 assets naming the missing site BEDFORD), told once with their
+ * count: what an administrator reads first (docs/migration.md, "Preview").
+ */
+export interface RefusalGroup {
+  reasoncode: string;
+  reason: string;
+  remedy: string;
+  /** Records refused for this reason, all structures. */
+  count: number;
+  /** Per object structure, how many of them. */
+  objectstructures: Array<{ objectstructure: string; count: number }>;
+  /** The keys of the first few of them. */
+  examples: string[];
+}
+
+/** Keys listed per group as examples (every key stays in the objects' `refused`). */
+const GROUP_EXAMPLES = 3;
 
 export interface PreviewOutcome {
   pkgdefname: string;
@@ -43,10 +63,12 @@ export interface PreviewOutcome {
   structural: string[];
   /** Whether the deploy needs admin mode (it changes the configuration): it turns it on and off for the deploy. */
   adminmode: boolean;
-  /** The deploy's counts: a deploy of the package now answers these (unless it is refused). */
-  counts: Counts;
+  /** The deploy's counts: a deploy of the package now answers these (unless it is refused); `refused` beside them. */
+  counts: Counts & { refused: number };
   /** Records the deploy would refuse, all structures: the deploy writes nothing while there is one. */
   refusals: number;
+  /** The refusals grouped by reason and remedy, the largest group first. */
+  refusalgroups: RefusalGroup[];
   /** False when the trial stopped at a failure it could not go past: records after it were not checked. */
   complete: boolean;
 }
@@ -100,8 +122,12 @@ export async function previewPackage(
     ),
     adminmode: structural.length > 0,
     // With a refusal the deploy writes nothing; the counts are then those of the records it would accept.
-    counts: counts !== undefined && refusals === 0 && !trial.leftAttributesOut() ? counts : trial.counts(),
+    counts: {
+      ...(counts !== undefined && refusals === 0 && !trial.leftAttributesOut() ? counts : trial.counts()),
+      refused: refusals,
+    },
     refusals,
+    refusalgroups: trial.refusalGroups(),
     complete: counts !== undefined,
   };
 }
@@ -113,6 +139,8 @@ class Trial {
   /** The stored rows of the chunk under way, by the record's index: the changes are told from them. */
   private stored = new Map<number, Row | undefined>();
   private readonly refusedErrors = new WeakSet<MaximoError>();
+  /** The refusals by reason and remedy, in the order first heard. */
+  private readonly groups = new Map<string, RefusalGroup>();
   /** Per object: the custom attributes the trial left out (admin mode off); a record that sets one changes. */
   private readonly leftOut = new Map<string, string[]>();
 
@@ -246,8 +274,38 @@ class Trial {
     const refusal = errors.packageRecordRefused(structure.name, key, error.message, error.detail.attrName);
     this.refusedErrors.add(refusal);
     const listed = this.byName.get(structure.name)!.refused;
-    if (!listed.some((entry) => entry.key === key)) listed.push({ key, reason: error.message });
+    if (!listed.some((entry) => entry.key === key)) {
+      const remedy = refusalRemedy(structure, error);
+      listed.push({ key, reason: error.message, remedy });
+      this.group(structure.name, key, error, remedy);
+    }
     return refusal;
+  }
+
+  private group(objectstructure: string, key: string, error: MaximoError, remedy: string): void {
+    const id = JSON.stringify([error.message, remedy]);
+    let group = this.groups.get(id);
+    if (group === undefined) {
+      group = {
+        reasoncode: error.reasonCode,
+        reason: error.message,
+        remedy,
+        count: 0,
+        objectstructures: [],
+        examples: [],
+      };
+      this.groups.set(id, group);
+    }
+    group.count += 1;
+    const per = group.objectstructures.find((entry) => entry.objectstructure === objectstructure);
+    if (per) per.count += 1;
+    else group.objectstructures.push({ objectstructure, count: 1 });
+    if (group.examples.length < GROUP_EXAMPLES) group.examples.push(`${objectstructure} ${key}`);
+  }
+
+  /** The refusal groups, the largest first (equal ones in the order first heard). */
+  refusalGroups(): RefusalGroup[] {
+    return [...this.groups.values()].sort((a, b) => b.count - a.count);
   }
 
   private synced(

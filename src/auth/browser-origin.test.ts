@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { SAML_ENV } from '../../test/helpers/saml-idp.js';
 import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
 import type { RouteSummary } from '../app.js';
 
@@ -385,5 +386,45 @@ describe('browser requests from pages of other origins', () => {
     });
     assert.equal(navigation.statusCode, 200, 'an address typed in the browser');
     assert.equal(await whoami(typed), 401);
+  });
+});
+
+describe('the federated logout routes, from pages of other origins', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(SAML_ENV);
+  });
+  after(() => t.close());
+
+  test('saml/logout for an image or another page ends nothing; the sign-in page’s own link still signs out', async () => {
+    const opened = await t.services.sessions.open({
+      userid: 'WILSON',
+      scheme: 'SAML',
+      csrfRequired: true,
+      withToken: false,
+      address: '127.0.0.1',
+    });
+    const cookie = `JSESSIONID=${opened.sessionCookie}`;
+    const alive = async () =>
+      (await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } })).statusCode === 200;
+    for (const [method, headers] of [
+      ['GET', IMAGE_FROM_SAME_SITE],
+      ['GET', { ...FORM_FROM_SAME_SITE, 'sec-fetch-site': 'cross-site' }],
+      ['POST', FORM_FROM_SAME_SITE],
+    ] as const) {
+      const response = await t.app.inject({
+        method,
+        url: '/maximo/saml/logout',
+        headers: { cookie, ...headers },
+      });
+      assertRefused(response, `saml/logout ${method} ${headers['sec-fetch-dest']}`);
+      assert.ok(await alive(), 'the session lives on');
+    }
+    const own = await t.app.inject({
+      url: '/maximo/saml/logout',
+      headers: { cookie, ...OWN_SCRIPT, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+    });
+    assert.equal(own.statusCode, 302, own.body);
+    assert.equal(await alive(), false, 'the link of this service’s page signed out');
   });
 });

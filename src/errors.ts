@@ -52,6 +52,7 @@ export const errors = {
   notLoggedIn: () => reason('BMXAA7901E', []),
   sessionNotValid: () => reason('BMXAA0021E', []),
   csrfTokenInvalid: () => reason('EAS0040E', []),
+  browserRequestRefused: (cause: string) => reason('EAS0042E', [cause]),
   loginSchemeNotAvailable: (scheme: string) => reason('EAS0041E', [scheme]),
   notAuthorized: (objectStructure: string) => reason('BMXAA9301E', [objectStructure]),
   actionNotAllowed: (action: string, objectName: string) => reason('BMXAA0024E', [action, objectName]),

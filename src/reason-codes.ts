@@ -39,6 +39,11 @@ export const REASONS = {
     text: (scheme: string) =>
       `The login scheme ${scheme} is not available in this deployment. Use an API key or the login of the platform.`,
   },
+  /** A browser's request from a page of another origin, or a form sent to a JSON route (src/auth/browser-origin.ts). */
+  EAS0042E: {
+    status: 403,
+    text: (cause: string) => `The request is not accepted from a browser: ${cause}.`,
+  },
   /** A monitoring (MMI) endpoint for a caller who is not an administrator; clients take it as "no permission". */
   BMXAA9051E: {
     status: 400,

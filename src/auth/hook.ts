@@ -3,6 +3,7 @@ import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
 import { isUnder, normalisedPath } from '../http/route-path.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
+import { checkBrowserWrite, checkSessionChange } from './browser-origin.js';
 import {
   hasSessionCookie,
   sessionOfRequest,
@@ -33,6 +34,11 @@ declare module 'fastify' {
     /** What the route requires; a route without it is refused to everyone (deny by default). */
     access?: Access;
     session?: SessionPolicy;
+    /**
+     * The route logs in or out (opens, replaces or ends the session of the browser that sends it): browsers reach it
+     * only from this service's own pages, whatever the method (`checkSessionChange`, docs/compatibility.md, "CSRF").
+     */
+    changesSession?: boolean;
   }
   interface FastifyRequest {
     user: UserProfile | null;
@@ -69,6 +75,7 @@ interface RouteAccess {
   /** The key-only strategy when the route is under its prefix (decided on the pattern the router matched). */
   keyOnly: AuthStrategy | undefined;
   session: SessionPolicy;
+  changesSession: boolean;
 }
 
 /**
@@ -112,6 +119,7 @@ export function registerAccessHook(
         access: route.config?.access,
         keyOnly: keyOnlyStrategy(options, route.url),
         session: route.config?.session ?? 'reuse',
+        changesSession: route.config?.changesSession === true,
       };
       return resolved;
     });
@@ -122,7 +130,9 @@ export function registerAccessHook(
   return hookOf((request) => {
     const keyOnly = keyOnlyStrategy(options, normalisedPath(request.url));
     // Unmatched URLs go to the not-found handler, which answers 404 whoever asks, but on the key-only route.
-    return keyOnly === undefined ? undefined : { access: undefined, keyOnly, session: 'reuse' };
+    return keyOnly === undefined
+      ? undefined
+      : { access: undefined, keyOnly, session: 'reuse', changesSession: false };
   });
 }
 
@@ -138,9 +148,10 @@ function checkAccess(
   if (keyOnly) {
     // Before any other work: a request without a key gets no further on the key-only route.
     if (!keyOnly.applies(request)) throw errors.notLoggedIn();
-  } else if (access?.kind === 'public') {
-    return;
   }
+  // Logins and logouts, public ones included, whoever the caller is.
+  if (route.changesSession) checkSessionChange(request);
+  if (!keyOnly && access?.kind === 'public') return;
   const user = authenticate(request, reply, options, route.session, keyOnly);
   return user instanceof Promise
     ? user.then((known) => admit(request, known, access, options.metadata))
@@ -295,13 +306,18 @@ function replayed(
 
 /**
  * Cross-site request forgery: a browser sends its cookies with requests other sites make it send (SameSite=Lax stops
- * most, not all: same-site subdomains, old browsers). The writes of sessions whose login asked for a token (`csrf=1`,
- * docs/compatibility.md, "CSRF") must echo it; another site cannot read it. Requests with credentials or keys in headers need none: a browser never adds those.
+ * most, not all: other ports and subdomains of the same site, old browsers). The writes of sessions whose login asked
+ * for a token (`csrf=1`, docs/compatibility.md, "CSRF") must echo it; another site cannot read it. The writes of the
+ * other sessions that carry no token are refused when a browser says another origin made them, or sends them as a
+ * form (`checkBrowserWrite`). Requests with credentials or keys in headers need none of this: a browser never adds
+ * those.
  */
 function checkCsrf(request: FastifyRequest, session: SessionEntry | null): void {
-  if (!session?.csrfRequired || !WRITE_METHODS.has(request.method)) return;
+  if (!session || !WRITE_METHODS.has(request.method)) return;
   const sent = request.headers.csrftoken;
-  if (typeof sent !== 'string' || !sameToken(sent, session.csrfToken)) throw errors.csrfTokenInvalid();
+  if (typeof sent === 'string' && sameToken(sent, session.csrfToken)) return;
+  if (session.csrfRequired) throw errors.csrfTokenInvalid();
+  checkBrowserWrite(request);
 }
 
 /**

@@ -97,8 +97,10 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     clearSessionCookies(reply, cookies);
     return sendJson(reply, 200, { appserversecurity: settings.mode !== 'native' });
   };
-  app.post('/logout', { config: { access: { kind: 'user' }, session: 'none' } }, logout);
-  app.get('/logout', { config: { access: { kind: 'user' }, session: 'none' } }, logout);
+  // A browser logs out only from this service's pages: never for an image or a page of another origin.
+  const logoutConfig = { access: { kind: 'user' }, session: 'none', changesSession: true } as const;
+  app.post('/logout', { config: logoutConfig }, logout);
+  app.get('/logout', { config: logoutConfig }, logout);
 
   app.get('/whoami', { config: { access: { kind: 'user' } } }, async (request, reply) =>
     sendJson(reply, 200, whoamiJson(request.user!)),
@@ -165,7 +167,9 @@ export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOp
     done(null, parseForm(String(body))),
   );
 
-  app.post('/j_security_check', { config: { access: { kind: 'public' } } }, async (request, reply) => {
+  // A page of another origin must not sign the browser in as someone else (login forgery), nor end its session.
+  const config = { access: { kind: 'public' }, changesSession: true } as const;
+  app.post('/j_security_check', { config }, async (request, reply) => {
     const browser = (request.headers.accept ?? '').includes('text/html');
     try {
       const userid = await logins.login({

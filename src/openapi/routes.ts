@@ -129,11 +129,45 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
       // Served from the package: no CDN, nothing fetched by the browser from elsewhere.
       staticCSP: true,
       transformSpecificationClone: false,
-      transformSpecification: (routes) => documentOf(routes as Record<string, unknown>),
-      uiConfig: { deepLinking: true, docExpansion: 'none', defaultModelsExpandDepth: 0 },
+      transformSpecification: (routes, request, reply) => {
+        // The page's copy of the document tells its script the session's token (see SESSION_TOKEN_INTERCEPTORS).
+        if (request.session) reply.header('csrftoken', request.session.csrfToken);
+        return documentOf(routes as Record<string, unknown>);
+      },
+      uiConfig: {
+        deepLinking: true,
+        docExpansion: 'none',
+        defaultModelsExpandDepth: 0,
+        ...SESSION_TOKEN_INTERCEPTORS,
+      },
     });
   });
 }
+
+/**
+ * "Try it out" writes with the browser's session (docs/operations.md, "Swagger UI"): the UI's copy of the document
+ * answers the session's `csrftoken` header, as a login with `csrf=1` does, and every write the page sends carries it
+ * (docs/compatibility.md, "CSRF"), as the console's do. A login tried out on the page (`/oslc/login?csrf=1`) answers
+ * the new session's token, which replaces it.
+ *
+ * The package writes these functions' source into the page's script (`swagger-initializer.js`), so each must stand
+ * alone: no reference to this module, no function inside (a compiler may name those with a helper of its own).
+ */
+const SESSION_TOKEN_INTERCEPTORS = {
+  responseInterceptor: function (response: { headers?: Record<string, unknown> }) {
+    const token = response.headers?.csrftoken;
+    if (typeof token === 'string' && token !== '')
+      (globalThis as { easSessionToken?: string }).easSessionToken = token;
+    return response;
+  },
+  requestInterceptor: function (request: { method?: string; headers?: Record<string, string> }) {
+    const token = (globalThis as { easSessionToken?: string }).easSessionToken;
+    const method = (request.method ?? 'GET').toUpperCase();
+    if (token !== undefined && method !== 'GET' && method !== 'HEAD')
+      request.headers = { ...request.headers, csrftoken: token };
+    return request;
+  },
+};
 
 /** Forms kept built: clients ask for a few, again and again. */
 const VIEWS_KEPT = 32;

@@ -92,8 +92,10 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
       .header('location', atProvider ?? signInPage)
       .send();
   };
-  app.get(OIDC_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
-  app.post(OIDC_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
+  // Only from this service's pages (src/auth/browser-origin.ts): an image or another site's page ends nothing.
+  const logoutConfig = { access: { kind: 'public' }, changesSession: true } as const;
+  app.get(OIDC_LOGOUT_PATH, { config: logoutConfig }, logout);
+  app.post(OIDC_LOGOUT_PATH, { config: logoutConfig }, logout);
 
   await providerChannelRoutes(app, options);
 }

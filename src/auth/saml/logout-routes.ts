@@ -32,8 +32,10 @@ export function samlLogoutRoutes(
     const location = (provider && (await logoutRequestUrl(saml, provider, signInPage))) ?? signInPage;
     return reply.code(302).header('cache-control', 'no-store').header('location', location).send();
   };
-  app.get(SAML_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
-  app.post(SAML_LOGOUT_PATH, { config: { access: { kind: 'public' } } }, logout);
+  // Only from this service's pages (src/auth/browser-origin.ts): an image or another site's page ends nothing.
+  const logoutConfig = { access: { kind: 'public' }, changesSession: true } as const;
+  app.get(SAML_LOGOUT_PATH, { config: logoutConfig }, logout);
+  app.post(SAML_LOGOUT_PATH, { config: logoutConfig }, logout);
 
   /**
    * The provider's answer to a logout started here lands on the sign-in page; its request ends the sessions it names

@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { backupCommand } from './backup-command.js';
 import { clientFor, integer, minutes, type GlobalOptions } from './common.js';
 import { EasClientError, type EasClient, type Member } from '../client/index.js';
 import { CliError, EXIT, exitCodeOf, type ExitCode } from './exit-codes.js';
@@ -516,6 +517,7 @@ export function buildProgram(io: CliIo): Command {
   program.addCommand(queryCommand(io));
   program.addCommand(adminmodeCommand(io));
   program.addCommand(migrateCommand(io));
+  program.addCommand(backupCommand(io));
   // Settings given above reach the commands added with addCommand only when copied.
   const inherit = (command: Command) => {
     command.copyInheritedSettings(program);

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
 import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
+import { ADMIN_PASSWORD as TEMPLATE_ADMIN_PASSWORD, pgliteTemplate } from '../../test/helpers/storage.js';
 
 /**
  * A backup taken from a real server while four clients write, restored into a new data directory and served by a
@@ -13,10 +15,13 @@ import { startServer, stopServer, type ServerProcess } from '../../test/helpers/
  * backed up with pg_dump (src/backup/pg-dump.multiprocess.test.ts).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ADMIN_PASSWORD = 'backup-admin-pw';
+/** The template's administrator (test/helpers/storage.ts): the source starts from it, demo data included. */
+const ADMIN_PASSWORD = TEMPLATE_ADMIN_PASSWORD;
 const MASTER_KEY = 'backup-test-master-key-0123456789abcdef';
 const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
 const WRITERS = 4;
+/** A PGlite directory opens slowly on a loaded machine (the whole suite runs two files at a time). */
+const STARTUP_MS = 180_000;
 
 /** Runs a command of this tree (`src/...` through tsx); answers its exit code and output. */
 async function run(
@@ -91,6 +96,7 @@ describe(
       source = await startServer({
         name: 'BKSOURCE',
         adminPassword: ADMIN_PASSWORD,
+        startupTimeoutMs: STARTUP_MS,
         env: { EAS_DATA_DIR: sourceDir, EAS_DEMO: '1', EAS_MASTER_KEY: MASTER_KEY },
       });
       const created = await fetch(`${source.base}/oslc/apitoken/create`, {
@@ -143,12 +149,18 @@ describe(
 
       // Without the master key the restored deployment does not serve the sealed keys: it refuses to start.
       await assert.rejects(
-        startServer({ name: 'BKNOKEY', adminPassword: ADMIN_PASSWORD, env: { EAS_DATA_DIR: restoredDir } }),
+        startServer({
+          name: 'BKNOKEY',
+          adminPassword: ADMIN_PASSWORD,
+          startupTimeoutMs: STARTUP_MS,
+          env: { EAS_DATA_DIR: restoredDir },
+        }),
         /EAS_MASTER_KEY.*does not match the master key/s,
       );
       restored = await startServer({
         name: 'BKRESTORED',
         adminPassword: ADMIN_PASSWORD,
+        startupTimeoutMs: STARTUP_MS,
         env: { EAS_DATA_DIR: restoredDir, EAS_MASTER_KEY: MASTER_KEY },
       });
       const whoami = await fetch(`${restored.base}/oslc/whoami`, { headers: { apikey } });
@@ -160,13 +172,20 @@ describe(
       ).deployment.id;
       assert.equal(restoredIdentity, identity);
 
-      const page = await fetch(
-        `${restored.base}/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,assetspec{assetattrid}&oslc.pageSize=100000`,
-        { headers: admin },
-      );
-      assert.equal(page.status, 200);
-      const members = ((await page.json()) as { member: Array<{ assetnum: string; assetspec?: unknown[] }> })
-        .member;
+      type AssetMember = { assetnum: string; assetspec?: unknown[] };
+      const members: AssetMember[] = [];
+      let next: string | undefined =
+        `${restored.base}/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,assetspec{assetattrid}&oslc.pageSize=500`;
+      while (next) {
+        const page = await fetch(next, { headers: admin });
+        assert.equal(page.status, 200, await page.clone().text());
+        const body = (await page.json()) as {
+          member: AssetMember[];
+          responseInfo?: { nextPage?: { href: string } };
+        };
+        members.push(...body.member);
+        next = body.responseInfo?.nextPage?.href;
+      }
       const present = new Map(members.filter((m) => /^BK\d-/.test(m.assetnum)).map((m) => [m.assetnum, m]));
       for (const write of before)
         assert.ok(present.has(write.assetnum), `${write.assetnum}, acknowledged before, is restored`);

@@ -42,7 +42,8 @@ export function backupCommand(io: CliIo): Command {
           transform(chunk: Buffer, _encoding, callback) {
             hash.update(chunk);
             written += chunk.length;
-            progress?.(Math.min(written, total), total);
+            // The archive is a little larger than its data: the last report is the one at the end.
+            if (written < total) progress?.(written, total);
             callback(null, chunk);
           },
         });

@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 import { startServer, stopServer, type ServerProcess } from '../../test/helpers/processes.js';
-import { ADMIN_PASSWORD as TEMPLATE_ADMIN_PASSWORD, pgliteTemplate } from '../../test/helpers/storage.js';
 
 /**
  * A backup taken from a real server while four clients write, restored into a new data directory and served by a
@@ -15,12 +13,11 @@ import { ADMIN_PASSWORD as TEMPLATE_ADMIN_PASSWORD, pgliteTemplate } from '../..
  * backed up with pg_dump (src/backup/pg-dump.multiprocess.test.ts).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** The template's administrator (test/helpers/storage.ts): the source starts from it, demo data included. */
-const ADMIN_PASSWORD = TEMPLATE_ADMIN_PASSWORD;
+const ADMIN_PASSWORD = 'backup-admin-pw';
 const MASTER_KEY = 'backup-test-master-key-0123456789abcdef';
 const admin = { maxauth: Buffer.from(`MAXADMIN:${ADMIN_PASSWORD}`).toString('base64') };
 const WRITERS = 4;
-/** A PGlite directory opens slowly on a loaded machine (the whole suite runs two files at a time). */
+/** A first start on a new PGlite directory (initdb, the demo data) is slow on a loaded machine. */
 const STARTUP_MS = 180_000;
 
 /** Runs a command of this tree (`src/...` through tsx); answers its exit code and output. */
@@ -115,7 +112,11 @@ describe(
       const stop = { now: false };
       const acked: Acknowledged[] = [];
       const writers = Array.from({ length: WRITERS }, (_, index) => writer(source!.base, index, stop, acked));
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Every client has had writes acknowledged before the backup starts, and again after it ends.
+      const settled = async (count: () => number) => {
+        while (count() < 2 * WRITERS) await new Promise((resolve) => setTimeout(resolve, 50));
+      };
+      await settled(() => acked.length);
       const archive = join(work, 'backup.zip');
       const backupStarted = performance.now();
       const backup = await run('src/cli/main.ts', ['--url', source.base, 'backup', archive], {
@@ -125,7 +126,7 @@ describe(
       const backupEnded = performance.now();
       assert.equal(backup.code, 0, backup.stderr);
       assert.match(backup.stdout, new RegExp(`backup written to .*deployment ${identity}`));
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await settled(() => acked.filter((write) => write.at > backupEnded).length);
       stop.now = true;
       await Promise.all(writers);
       await stopServer(source);
@@ -177,7 +178,7 @@ describe(
       let next: string | undefined =
         `${restored.base}/oslc/os/mxapiasset?lean=1&oslc.select=assetnum,assetspec{assetattrid}&oslc.pageSize=500`;
       while (next) {
-        const page = await fetch(next, { headers: admin });
+        const page: Response = await fetch(next, { headers: admin });
         assert.equal(page.status, 200, await page.clone().text());
         const body = (await page.json()) as {
           member: AssetMember[];

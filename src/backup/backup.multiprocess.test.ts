@@ -10,7 +10,7 @@ import { startServer, stopServer, type ServerProcess } from '../../test/helpers/
 /**
  * A backup taken from a real server while four clients write, restored into a new data directory and served by a
  * new process (docs/operations.md, "Backup and restore"). The embedded database only: PostgreSQL deployments are
- * backed up with pg_dump (src/backup/pg-dump.multiprocess.test.ts).
+ * backed up with pg_dump.
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ADMIN_PASSWORD = 'backup-admin-pw';

@@ -57,6 +57,7 @@ export const errors = {
   notAuthorized: (objectStructure: string) => reason('BMXAA9301E', [objectStructure]),
   actionNotAllowed: (action: string, objectName: string) => reason('BMXAA0024E', [action, objectName]),
   monitoringNotAuthorized: (element: string) => reason('BMXAA9051E', [element]),
+  backupNotServed: (why: string) => reason('EAS0210E', [why]),
 
   routeNotFound: (method: string, path: string) => reason('EAS0001E', [method, path]),
   malformedJson: () => reason('EAS0003E', []),

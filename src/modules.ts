@@ -20,6 +20,7 @@ import { isFederatedMode, type AppConfig } from './config.js';
 import { consoleRoutes } from './console/routes.js';
 import type { Storage } from './db/database.js';
 import { dbconfigRoutes } from './dbconfig/routes.js';
+import { backupRoutes } from './backup/routes.js';
 import { healthRoutes } from './health/routes.js';
 import { corsRoutes, type CorsRules } from './http/cors.js';
 import { errorMessageRoutes } from './http/error-messages.js';
@@ -135,6 +136,10 @@ const apiRootModules: readonly ApiRootModule[] = [
     name: 'active sessions (docs/console.md)',
     register: (app, { administration }) =>
       app.register(activeSessionRoutes, { activeSessions: administration.activeSessions }),
+  },
+  {
+    name: 'backup of the embedded database (docs/operations.md)',
+    register: (app, { services }) => app.register(backupRoutes, { backup: services.backup }),
   },
   {
     name: 'server processes (docs/console.md)',

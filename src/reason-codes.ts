@@ -426,6 +426,12 @@ export const REASONS = {
     text: (sessionid: string) => `The session ${sessionid} does not exist or has already ended.`,
   },
 
+  // Backup (src/backup, docs/operations.md "Backup and restore").
+  EAS0210E: {
+    status: 409,
+    text: (why: string) => `This deployment cannot be backed up through the API: ${why}.`,
+  },
+
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {
     status: 400,

@@ -17,6 +17,7 @@ import { DOMAIN_OBJECTS, DomainCache } from './domains/domain-cache.js';
 import { LookupService } from './lookups/service.js';
 import { loadMasterKey } from './apikeys/vault.js';
 import { HealthService } from './health/service.js';
+import { BackupService } from './backup/service.js';
 import { CredentialSeal } from './migration/credentials.js';
 import { DEFINITION_OBJECTS, MigrationService } from './migration/service.js';
 import { MetadataRegistry } from './metadata/registry.js';
@@ -46,6 +47,8 @@ export interface ServiceGraph {
   migration: MigrationService;
   /** Liveness and readiness for load balancers (docs/operations.md, "Health checks"). */
   health: HealthService;
+  /** Backups of the embedded database while it serves (docs/operations.md, "Backup and restore"). */
+  backup: BackupService;
   adminMode: AdminModeService;
   dbconfig: DbConfigService;
   /** The SAML service provider, in `saml` mode only. */
@@ -93,6 +96,7 @@ export async function createServices(
     ...federatedServices(config, storage, log, apiKeys),
     apiKeys,
     health: new HealthService(storage),
+    backup: new BackupService(storage),
     lookups: new LookupService(dynamicView(storage.db), metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
     migration,

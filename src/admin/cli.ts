@@ -11,6 +11,8 @@ import { ConfigError, loadConfig, type AppConfig } from '../config.js';
 import { DataDirectoryLockedError } from '../db/data-dir-lock.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import type { Kysely } from 'kysely';
+import { processIo } from '../cli/io.js';
+import { runRestore } from './restore-command.js';
 import type { Database } from '../db/schema.js';
 
 /**
@@ -27,6 +29,7 @@ Commands:
   adminmode off             Turn admin mode off at once: logins are open again, on every server process.
   sessions end <userid>     End every session of the user, on every server process.
   reseal-keys               Re-seal every stored API key under the master key in EAS_NEW_MASTER_KEY (rotation).
+  restore <archive>         Restore an archive of \`eas backup\` into an empty data directory (restore --help).
   help, --help, -h          This text.
 
 Same environment as the server (DATABASE_URL, EAS_DB_SCHEMA, EAS_DATA_DIR, EAS_MASTER_KEY). On PostgreSQL the
@@ -217,6 +220,10 @@ async function main(): Promise<void> {
     process.exit(argv.length === 0 ? 2 : 0);
   }
   const config = loadConfig();
+  if (argv[0] === 'restore') {
+    const progress = process.stderr.isTTY ? processIo().stderr : undefined;
+    process.exit(await runRestore(argv.slice(1), config, io, progress));
+  }
   const storage = await openAdminStorage(config, argv);
   let code: number;
   try {

@@ -85,7 +85,8 @@ export async function loadMasterKey(configured: string | undefined, dataDir: str
   return decodeKeyFile(await readFile(path, 'utf8'), path);
 }
 
-function decodeKeyFile(text: string, path: string): Buffer {
+/** The key a key file holds (base64 of 32 random bytes), or an error naming the file. */
+export function decodeKeyFile(text: string, path: string): Buffer {
   const key = Buffer.from(text.trim(), 'base64');
   if (key.length < 32) throw new Error(`The API key master key file ${path} does not hold a 32-byte key.`);
   return key;

@@ -1,9 +1,14 @@
 import { plain, type CliStream } from './io.js';
 
-/** What a progress report counts: an upload its bytes sent, a deploy its records done. */
-export type ProgressLabel = 'uploading' | 'deploying';
+/** What a progress report counts: an upload its bytes sent, a deploy its records done, a backup its bytes read. */
+export type ProgressLabel = 'uploading' | 'deploying' | 'backing up' | 'restoring';
 
-const UNIT: Record<ProgressLabel, string> = { uploading: 'bytes', deploying: 'records' };
+const UNIT: Record<ProgressLabel, string> = {
+  uploading: 'bytes',
+  deploying: 'records',
+  'backing up': 'bytes',
+  restoring: 'bytes',
+};
 
 /** `40,000 of 100,000 records, 5,120 records/s`. */
 export function progressText(label: ProgressLabel, done: number, total: number, rate: number): string {
@@ -43,13 +48,20 @@ export function uploadProgress(
   out: CliStream,
   quiet: boolean,
 ): ((sent: number, total: number) => void) | undefined {
-  if (quiet) return undefined;
+  return quiet ? undefined : transferProgress(out, 'uploading');
+}
+
+/** Bytes moved of a total, shown on `out` as `uploadProgress` shows an upload's. */
+export function transferProgress(
+  out: CliStream,
+  label: ProgressLabel,
+): (done: number, total: number) => void {
   const started = Date.now();
   const lines = out.isTTY ? undefined : new ProgressLines(out);
-  return (sent, total) => {
-    const rate = sent / Math.max(0.001, (Date.now() - started) / 1000);
-    if (lines) return lines.report('uploading', sent, total, rate);
-    drawBar(out, `uploading ${progressText('uploading', sent, total, rate)}`, total === 0 ? 1 : sent / total);
-    if (sent >= total) out.write('\r\u001b[2K');
+  return (done, total) => {
+    const rate = done / Math.max(0.001, (Date.now() - started) / 1000);
+    if (lines) return lines.report(label, done, total, rate);
+    drawBar(out, `${label} ${progressText(label, done, total, rate)}`, total === 0 ? 1 : done / total);
+    if (done >= total) out.write('\r\u001b[2K');
   };
 }

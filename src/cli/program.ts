@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { keyStatus } from './apikey-status.js';
+import { backupCommand } from './backup-command.js';
 import { clientFor, integer, minutes, type GlobalOptions } from './common.js';
 import { EasClientError, type EasClient, type Member } from '../client/index.js';
 import { CliError, EXIT, exitCodeOf, type ExitCode } from './exit-codes.js';
@@ -521,6 +522,7 @@ export function buildProgram(io: CliIo): Command {
   program.addCommand(queryCommand(io));
   program.addCommand(adminmodeCommand(io));
   program.addCommand(migrateCommand(io));
+  program.addCommand(backupCommand(io));
   // Settings given above reach the commands added with addCommand only when copied.
   const inherit = (command: Command) => {
     command.copyInheritedSettings(program);

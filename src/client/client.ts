@@ -1,5 +1,11 @@
 import { EasClientError } from './errors.js';
-import { HttpSession, type BinaryAnswer, type ClientOptions, type QueryValue } from './http.js';
+import {
+  HttpSession,
+  type BinaryAnswer,
+  type ClientOptions,
+  type QueryValue,
+  type StreamedAnswer,
+} from './http.js';
 
 export type Member = Record<string, unknown>;
 
@@ -163,6 +169,26 @@ function deployBody(ref: PackageRef, options: DeployOptions): PackageRef & { for
  * The typed client of one server (src/client/README.md). No server code is imported: it speaks only the wire
  * interface, so it works against any deployment that serves it.
  */
+/** Headers of the backup's answer: what the archive holds, sent before its body. */
+export const BACKUP_HEADERS = {
+  dataBytes: 'x-eas-backup-data-bytes',
+  createdAt: 'x-eas-backup-created',
+  deployment: 'x-eas-backup-deployment',
+  schemaVersion: 'x-eas-backup-schema',
+  release: 'x-eas-backup-release',
+} as const;
+
+/** A backup as it arrives: the archive's bytes, and what it holds. */
+export interface BackupDownload {
+  body: StreamedAnswer['body'];
+  /** Bytes of the data files in the archive (it is a little larger): for progress. */
+  dataBytes: number;
+  createdAt: string;
+  deployment: string;
+  schemaVersion: string;
+  release: string;
+}
+
 export class EasClient {
   readonly http: HttpSession;
 
@@ -300,6 +326,22 @@ export class EasClient {
     delete: async (idOrHref: string): Promise<void> => {
       const path = /^https?:/.test(idOrHref) ? idOrHref : `os/mxapiapikey/${segment(idOrHref)}`;
       await this.http.request('DELETE', path);
+    },
+  };
+
+  /** The embedded database's archive (administrators; docs/operations.md, "Backup and restore"), streamed. */
+  readonly backup = {
+    download: async (): Promise<BackupDownload> => {
+      const answer = await this.http.stream('backup');
+      const header = (name: string) => answer.headers.get(name) ?? '';
+      return {
+        body: answer.body,
+        dataBytes: Number(header(BACKUP_HEADERS.dataBytes)) || 0,
+        createdAt: header(BACKUP_HEADERS.createdAt),
+        deployment: header(BACKUP_HEADERS.deployment),
+        schemaVersion: header(BACKUP_HEADERS.schemaVersion),
+        release: header(BACKUP_HEADERS.release),
+      };
     },
   };
 

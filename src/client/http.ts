@@ -76,6 +76,12 @@ export interface BinaryAnswer {
   filename: string | undefined;
 }
 
+/** An answer too large to hold: its body, read by the caller as it arrives, and its headers. */
+export interface StreamedAnswer {
+  body: ReadableStream<Uint8Array>;
+  headers: Headers;
+}
+
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 function base64(text: string): string {
@@ -222,10 +228,21 @@ export class HttpSession {
     };
   }
 
+  /**
+   * One call whose answer is streamed (a backup): the time limit holds until the answer's headers, not for the
+   * body, which takes as long as its size needs.
+   */
+  async stream(path: string, query: Record<string, QueryValue> = {}): Promise<StreamedAnswer> {
+    const { response } = await this.exchange('GET', path, { query }, { untilHeaders: true });
+    if (!response.body) throw new Error('The answer has no body.');
+    return { body: response.body, headers: response.headers };
+  }
+
   private async exchange(
     method: string,
     path: string,
     options: RequestOptions,
+    limit: { untilHeaders?: boolean } = {},
   ): Promise<{ response: Response; url: URL }> {
     await this.login();
     const url = this.url(path, { lean: 1, ...options.query });
@@ -242,7 +259,7 @@ export class HttpSession {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await this.send(method, url, { headers, body });
+    const response = await this.send(method, url, { headers, body, ...limit });
     if (!response.ok) await this.failWith(method, url, response);
     return { response, url };
   }
@@ -262,9 +279,14 @@ export class HttpSession {
       headers: Record<string, string>;
       body?: string | Uint8Array | ReadableStream | undefined;
       redirect?: RequestRedirect;
+      untilHeaders?: boolean;
     },
   ): Promise<Response> {
     let response: Response;
+    const headersDue = new AbortController();
+    const timer = init.untilHeaders
+      ? setTimeout(() => headersDue.abort(new Error('no answer in time')), this.timeoutMs)
+      : undefined;
     try {
       response = await this.fetchImpl(url, {
         method,
@@ -273,7 +295,7 @@ export class HttpSession {
         // A streamed body is sent as it is read (fetch requires saying so).
         ...(init.body instanceof ReadableStream && { duplex: 'half' }),
         redirect: init.redirect ?? 'follow',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: init.untilHeaders ? headersDue.signal : AbortSignal.timeout(this.timeoutMs),
       });
     } catch (cause) {
       const reason =
@@ -285,6 +307,8 @@ export class HttpSession {
         request: { method, url: presentableUrl(url) },
         cause,
       });
+    } finally {
+      clearTimeout(timer);
     }
     for (const line of response.headers.getSetCookie()) this.rememberCookie(line);
     return response;

@@ -1,5 +1,6 @@
-export { CollectionQuery, EasClient } from './client.js';
+export { BACKUP_HEADERS, CollectionQuery, EasClient } from './client.js';
 export type {
+  BackupDownload,
   CollectionPage,
   LookupOptions,
   Member,
@@ -11,4 +12,11 @@ export type {
 export { EasClientError, presentableUrl, readServerError } from './errors.js';
 export type { EasClientErrorKind, FailedRequest, ServerErrorFields } from './errors.js';
 export { HttpSession } from './http.js';
-export type { BinaryAnswer, ClientOptions, Credentials, QueryValue, RequestOptions } from './http.js';
+export type {
+  BinaryAnswer,
+  ClientOptions,
+  Credentials,
+  QueryValue,
+  RequestOptions,
+  StreamedAnswer,
+} from './http.js';

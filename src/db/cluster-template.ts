@@ -98,7 +98,7 @@ async function flush(path: string): Promise<void> {
 }
 
 /** fsync of every file and directory under `directory`, a few at a time (one descriptor each), the directory last. */
-async function flushTree(directory: string): Promise<void> {
+export async function flushTree(directory: string): Promise<void> {
   const paths: string[] = [];
   const walk = async (path: string): Promise<void> => {
     for (const entry of await readdir(path, { withFileTypes: true })) {

@@ -20,6 +20,12 @@ export interface Storage {
   bus: ChangeBus;
   /** Connections of the PostgreSQL pool (the metrics read it); PGlite has one connection and no pool. */
   poolUsage?: () => PoolUsage;
+  /**
+   * The embedded database's files held still (PGlite in a data directory only): once every open transaction has
+   * ended, a checkpoint writes every change into them, and no statement runs until `read` settles
+   * (src/backup/README.md).
+   */
+  holdFiles?: <T>(read: (dataDir: string) => Promise<T>) => Promise<T>;
   close(): Promise<void>;
 }
 
@@ -110,10 +116,20 @@ async function openPGlite(options: PGliteOptions): Promise<Storage> {
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   const bus = new PGliteChangeBus(pglite, 'eas');
   await bus.start();
+  const dataDir = options.dataDir;
   return {
     kind: 'pglite',
     db,
     bus,
+    ...(dataDir !== undefined && {
+      // The driver's one connection waits for the open transaction to end and keeps the next from starting; the
+      // transaction mutex keeps out what calls PGlite without the driver (the change bus's LISTEN).
+      holdFiles: <T>(read: (directory: string) => Promise<T>) =>
+        db.connection().execute(async (connection) => {
+          await sql`checkpoint`.execute(connection);
+          return pglite._runExclusiveTransaction(() => read(dataDir));
+        }),
+    }),
     async close() {
       await bus.close();
       await db.destroy();

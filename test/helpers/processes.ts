@@ -29,6 +29,8 @@ export interface ServerSettings {
   adminPassword: string;
   /** More environment (EAS_MASTER_KEY, EAS_LOG_LEVEL, ...). */
   env?: Record<string, string>;
+  /** How long the start may take (default 60 s): longer for a process that opens a copied PGlite directory. */
+  startupTimeoutMs?: number;
 }
 
 /** Starts a server on PostgreSQL on a free port; resolves when it listens, rejects when it exits or hangs. */
@@ -52,12 +54,13 @@ export async function startServer(settings: ServerSettings): Promise<ServerProce
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const startupTimeoutMs = settings.startupTimeoutMs ?? STARTUP_TIMEOUT_MS;
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Not left running: it would go on writing into a data directory the test is about to remove.
       child.kill('SIGKILL');
-      reject(new Error(`${name} did not start in ${STARTUP_TIMEOUT_MS / 1000} s:\n${output}`));
-    }, STARTUP_TIMEOUT_MS);
+      reject(new Error(`${name} did not start in ${startupTimeoutMs / 1000} s:\n${output}`));
+    }, startupTimeoutMs);
     const read = (chunk: Buffer) => {
       output += chunk.toString();
       const match = LISTENING.exec(output);

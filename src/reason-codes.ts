@@ -421,6 +421,13 @@ export const REASONS = {
     text: (sessionid: string) => `The session ${sessionid} does not exist or has already ended.`,
   },
 
+  // Attachments (src/attachments, docs/compatibility.md "Attachments").
+  EAS0210E: {
+    status: 413,
+    text: (limitMb: number) =>
+      `The attachment is larger than the limit of ${limitMb} MB that the mxe.doclink.maxfilesize property sets.`,
+  },
+
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {
     status: 400,

@@ -1,8 +1,13 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { DoclinksTable } from './tables.js';
 
-/** The SQL of attachments: their descriptions (`doclinks`) and their content in chunks (`doclinkchunk`). */
+/**
+ * The SQL of attachments: their descriptions (`doclinks`) and their content in chunks (`doclinkchunk`). Content
+ * travels as base64 text, decoded and encoded by the database: PGlite binds a byte-array parameter about ten times
+ * slower than the same bytes as text (measured: 20 MB in 512 KB chunks, 55 s against 5 s), and PostgreSQL answers
+ * `bytea` as hex text anyway, which base64 is shorter than.
+ */
 
 export type DoclinkRow = Selectable<DoclinksTable>;
 
@@ -40,7 +45,11 @@ export async function insertChunk(
   seq: number,
   data: Uint8Array,
 ): Promise<void> {
-  await db.insertInto('doclinkchunk').values({ doclinksid, seq, data }).execute();
+  const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  await db
+    .insertInto('doclinkchunk')
+    .values({ doclinksid, seq, data: sql<Uint8Array>`decode(${text}, 'base64')` })
+    .execute();
 }
 
 /** Records the size and checksum of content written in full; answers the finished row. */
@@ -90,11 +99,11 @@ export async function readChunk(
 ): Promise<Uint8Array | undefined> {
   const row = await db
     .selectFrom('doclinkchunk')
-    .select('data')
+    .select(sql<string>`encode(data, 'base64')`.as('data'))
     .where('doclinksid', '=', doclinksid)
     .where('seq', '=', seq)
     .executeTakeFirst();
-  return row?.data;
+  return row && Buffer.from(row.data, 'base64');
 }
 
 /** Deletes one attachment (its chunks go with it); answers whether it existed. */

@@ -46,98 +46,103 @@ export async function attachmentRoutes(
 ): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  const read = { access: { kind: 'objectStructure' as const, right: 'read' as const } };
-  const update = { access: { kind: 'objectStructure' as const, right: 'update' as const } };
-
   for (const name of COLLECTION_NAMES) {
-    routes.get(
-      `/os/:os/:id/${name}`,
-      { schema: { params: AttachmentsParams, querystring: AttachmentQuery }, config: read },
-      async (request, reply) => {
-        const owner = await ownerOf(request, options);
-        const rows = await options.attachments.list(owner);
-        const links = linksOf(request, options);
-        const inline = readFlag(request.query.inlinedoc) === true;
-        const contents = inline ? await Promise.all(rows.map((row) => contentOf(options, row))) : [];
-        return sendJson(reply, 200, attachmentsJson(rows, links, contents));
-      },
-    );
-
-    routes.post(
-      `/os/:os/:id/${name}`,
-      { schema: { params: AttachmentsParams, headers: UploadHeaders }, config: update },
-      async (request, reply) => {
-        const override = (request.headers['x-method-override'] ?? '').toUpperCase();
-        // The npm client sends its uploads with `x-method-override: PATCH`; nothing else is an upload.
-        if (!['', 'PATCH', 'MERGE'].includes(override)) {
-          throw errors.methodNotAllowed(`x-method-override ${override} on an attachment collection`);
-        }
-        const owner = await ownerOf(request, options);
-        const headers = request.headers;
-        const fileName = headerText(headers.slug) || 'attachment';
-        const meta = parseDocumentMeta(headers['x-document-meta']);
-        const body = request.body as AsyncIterable<Uint8Array> | undefined;
-        const bytes: AsyncIterable<Uint8Array> = body ?? Readable.from([]);
-        const base64 = (headers['custom-encoding'] ?? '').toLowerCase() === 'base64';
-        const row = await options.attachments.upload(
-          owner,
-          {
-            fileName,
-            description: headerText(headers['x-document-description']) || null,
-            ...meta,
-            contentType: contentTypeOf(fileName, base64 ? undefined : request.headers['content-type']),
-          },
-          base64 ? decodeBase64(bytes) : bytes,
-          request.user!,
-        );
-        reply.header('location', linksOf(request, options).member(row.doclinksid));
-        return reply.code(201).send();
-      },
-    );
-
-    routes.get(
-      `/os/:os/:id/${name}/:doclink`,
-      { schema: { params: AttachmentParams, querystring: AttachmentQuery }, config: read },
-      async (request, reply) => {
-        const owner = await ownerOf(request, options);
-        const row = await options.attachments.find(owner, attachmentIdOf(request.params.doclink));
-        return sendContent(reply, options, row);
-      },
-    );
-
-    routes.get(
-      `/os/:os/:id/${name}/meta/:doclink`,
-      { schema: { params: AttachmentParams, querystring: AttachmentQuery }, config: read },
-      async (request, reply) => {
-        const owner = await ownerOf(request, options);
-        const row = await options.attachments.find(owner, attachmentIdOf(request.params.doclink));
-        const inline = readFlag(request.query.inlinedoc) === true;
-        const content = inline ? await contentOf(options, row) : undefined;
-        return sendJson(reply, 200, attachmentJson(row, linksOf(request, options), content));
-      },
-    );
-
-    routes.delete(
-      `/os/:os/:id/${name}/:doclink`,
-      { schema: { params: AttachmentParams }, config: update },
-      async (request, reply) => removeAttachment(request, reply, options),
-    );
-
-    routes.post(
-      `/os/:os/:id/${name}/:doclink`,
-      { schema: { params: AttachmentParams, headers: DeleteHeaders }, config: update },
-      async (request, reply) => {
-        const override = (request.headers['x-method-override'] ?? '').toUpperCase();
-        if (override !== 'DELETE') {
-          throw errors.methodNotAllowed(
-            override === '' ? 'POST on an attachment' : `x-method-override ${override} on an attachment`,
-          );
-        }
-        return removeAttachment(request, reply, options);
-      },
-    );
+    collectionRoutes(app, options, name);
+    memberRoutes(app, options, name);
   }
+}
+
+const READ = { access: { kind: 'objectStructure' as const, right: 'read' as const } };
+const UPDATE = { access: { kind: 'objectStructure' as const, right: 'update' as const } };
+
+/** `<resource>/doclinks`: the list, and uploads. */
+function collectionRoutes(app: FastifyInstance, options: AttachmentRoutesOptions, name: string): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  routes.get(
+    `/os/:os/:id/${name}`,
+    { schema: { params: AttachmentsParams, querystring: AttachmentQuery }, config: READ },
+    async (request, reply) => {
+      const owner = await ownerOf(request, options);
+      const rows = await options.attachments.list(owner);
+      const inline = readFlag(request.query.inlinedoc) === true;
+      const contents = inline ? await Promise.all(rows.map((row) => contentOf(options, row))) : [];
+      return sendJson(reply, 200, attachmentsJson(rows, linksOf(request, options), contents));
+    },
+  );
+
+  routes.post(
+    `/os/:os/:id/${name}`,
+    { schema: { params: AttachmentsParams, headers: UploadHeaders }, config: UPDATE },
+    async (request, reply) => {
+      const override = (request.headers['x-method-override'] ?? '').toUpperCase();
+      // The npm client sends its uploads with `x-method-override: PATCH`; nothing else is an upload.
+      if (!['', 'PATCH', 'MERGE'].includes(override)) {
+        throw errors.methodNotAllowed(`x-method-override ${override} on an attachment collection`);
+      }
+      const owner = await ownerOf(request, options);
+      const headers = request.headers;
+      const fileName = headerText(headers.slug) || 'attachment';
+      const body = request.body as AsyncIterable<Uint8Array> | undefined;
+      const bytes: AsyncIterable<Uint8Array> = body ?? Readable.from([]);
+      const base64 = (headers['custom-encoding'] ?? '').toLowerCase() === 'base64';
+      const attachment = {
+        fileName,
+        description: headerText(headers['x-document-description']) || null,
+        ...parseDocumentMeta(headers['x-document-meta']),
+        contentType: contentTypeOf(fileName, base64 ? undefined : headers['content-type']),
+      };
+      const content = base64 ? decodeBase64(bytes) : bytes;
+      const row = await options.attachments.upload(owner, attachment, content, request.user!);
+      reply.header('location', linksOf(request, options).member(row.doclinksid));
+      return reply.code(201).send();
+    },
+  );
+}
+
+/** `<resource>/doclinks/<id>`: the content and its deletion; `<resource>/doclinks/meta/<id>`: the metadata. */
+function memberRoutes(app: FastifyInstance, options: AttachmentRoutesOptions, name: string): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  routes.get(
+    `/os/:os/:id/${name}/:doclink`,
+    { schema: { params: AttachmentParams, querystring: AttachmentQuery }, config: READ },
+    async (request, reply) => {
+      const owner = await ownerOf(request, options);
+      const row = await options.attachments.find(owner, attachmentIdOf(request.params.doclink));
+      return sendContent(reply, options, row);
+    },
+  );
+
+  routes.get(
+    `/os/:os/:id/${name}/meta/:doclink`,
+    { schema: { params: AttachmentParams, querystring: AttachmentQuery }, config: READ },
+    async (request, reply) => {
+      const owner = await ownerOf(request, options);
+      const row = await options.attachments.find(owner, attachmentIdOf(request.params.doclink));
+      const inline = readFlag(request.query.inlinedoc) === true;
+      const content = inline ? await contentOf(options, row) : undefined;
+      return sendJson(reply, 200, attachmentJson(row, linksOf(request, options), content));
+    },
+  );
+
+  routes.delete(
+    `/os/:os/:id/${name}/:doclink`,
+    { schema: { params: AttachmentParams }, config: UPDATE },
+    async (request, reply) => removeAttachment(request, reply, options),
+  );
+
+  routes.post(
+    `/os/:os/:id/${name}/:doclink`,
+    { schema: { params: AttachmentParams, headers: DeleteHeaders }, config: UPDATE },
+    async (request, reply) => {
+      const override = (request.headers['x-method-override'] ?? '').toUpperCase();
+      if (override !== 'DELETE') {
+        throw errors.methodNotAllowed(
+          override === '' ? 'POST on an attachment' : `x-method-override ${override} on an attachment`,
+        );
+      }
+      return removeAttachment(request, reply, options);
+    },
+  );
 }
 
 type AttachmentRequest = FastifyRequest;

@@ -10,6 +10,7 @@ import { formatTable } from './lib/table.js';
 import { formatProfile, summarizeProfile } from './lib/profile.js';
 import type { LoadSettings, Pair, Section, SectionContext, StorageKind } from './lib/types.js';
 import { plannedSections, sections } from './sections/index.js';
+import { attachmentBenchmark, formatAttachments } from './attachments.js';
 import { backoutBenchmark, formatBackout } from './backout.js';
 import { deployBenchmark, formatDeploy } from './deploy.js';
 import { formatMemo, measureMemoCaches } from './memo.js';
@@ -29,6 +30,8 @@ soak:                    npm run bench -- soak [--duration <s> (default 1800)] [
 memo:                    npm run bench -- memo (what each memo cache of the request path saves, in-process)
 backout:                 npm run bench -- backout [--records <n> (default 100000)]
                          (a deploy's back-out against INSERTs of the same rows)
+attachments:             npm run bench -- attachments [--megabytes <n> (default 100)]
+                         (an attachment uploaded and downloaded on PostgreSQL and PGlite against a stream to disk)
 deploy:                  npm run bench -- deploy [--records <n> (default 100000)] [--heap <MiB>]
                          (a package deploy against INSERTs; --heap limits the servers' V8 old space)
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
@@ -88,6 +91,7 @@ const OPTIONS = {
   idle: { type: 'string' },
   load: { type: 'string' },
   records: { type: 'string' },
+  megabytes: { type: 'string' },
   heap: { type: 'string' },
   storage: { type: 'string' },
   reload: { type: 'boolean', default: false },
@@ -105,6 +109,9 @@ function listSections(): void {
   );
   process.stdout.write(
     `${'deploy'.padEnd(12)} a 100,000-record migration package deployed against plain batched INSERTs (own mode)\n`,
+  );
+  process.stdout.write(
+    `${'attachments'.padEnd(12)} a 100 MB attachment up and down on both engines against a stream to disk (own mode)\n`,
   );
   process.stdout.write(
     `${'backout'.padEnd(12)} the back-out of a 100,000-record deploy against plain batched INSERTs (own mode)\n`,
@@ -131,6 +138,14 @@ async function ownMode(positionals: readonly string[], values: Options): Promise
     });
     process.stdout.write(`\n${formatSoak(result)}\n`);
     return result.passed ? 0 : 1;
+  }
+  if (mode === 'attachments') {
+    const megabytes = Math.round(positiveNumber('megabytes', values.megabytes, 100));
+    const result = await attachmentBenchmark({ databaseUrl: BENCH_DATABASE_URL, megabytes, log });
+    process.stdout.write(`\n${formatAttachments(result)}\n`);
+    await mkdir(resultsDir, { recursive: true });
+    await writeFile(join(resultsDir, 'attachments.json'), `${JSON.stringify(result, null, 2)}\n`);
+    return result.engines.every((engine) => engine.verdict === 'PASS') ? 0 : 1;
   }
   if (mode === 'backout') {
     const records = Math.round(positiveNumber('records', values.records, 100_000));

@@ -116,6 +116,9 @@ export const errors = {
     objPath: string,
   ) => reason('EAS0018E', [title, value, range[0], range[1]], { attrName, attrValue: value, objPath }),
 
+  attachmentTooLarge: (limitMb: number) =>
+    reason('EAS0220E', [limitMb], { attrName: 'mxe.doclink.maxfilesize', attrValue: limitMb }),
+
   updatedByAnotherUser: (objectName: string) => reason('BMXAA8229W', [objectName]),
   /** `If-Match` names another version than the stored one: the same condition as a stale `_rowstamp`, as 412. */
   preconditionFailed: (objectName: string) =>

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { activeSessionRoutes } from './activesessions/routes.js';
 import { ActiveSessionService } from './activesessions/service.js';
 import { adminModeRoutes } from './adminmode/routes.js';
+import { attachmentRoutes } from './attachments/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import type { CookiePolicy } from './auth/cookies.js';
 import type { SignInProvider } from './auth/federated/page.js';
@@ -89,6 +90,16 @@ const apiRootModules: readonly ApiRootModule[] = [
   {
     name: 'object structures (docs/compatibility.md)',
     register: (app, _context, api) => app.register(oslcRoutes, api),
+  },
+  {
+    name: 'attachments (docs/compatibility.md, "Attachments")',
+    register: (app, { config, services }, { root }) =>
+      app.register(attachmentRoutes, {
+        root,
+        contextRoot: config.contextRoot,
+        resources: services.resources,
+        attachments: services.attachments,
+      }),
   },
   {
     name: 'lookups (docs/lookups.md)',

@@ -432,6 +432,13 @@ export const REASONS = {
     text: (why: string) => `This deployment cannot be backed up through the API: ${why}.`,
   },
 
+  // Attachments (src/attachments, docs/compatibility.md "Attachments").
+  EAS0220E: {
+    status: 413,
+    text: (limitMb: number) =>
+      `The attachment is larger than the limit of ${limitMb} MB that the mxe.doclink.maxfilesize property sets.`,
+  },
+
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {
     status: 400,

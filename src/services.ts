@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
 import { APIKEY_OBJECT, ApiKeyService } from './apikeys/service.js';
+import { attachmentsRemover, doclinksWriter } from './attachments/body-members.js';
+import { ATTACHMENT_OWNERS, AttachmentService, DEFAULT_MAX_FILE_MB } from './attachments/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { OidcRelyingParty } from './auth/oidc/service.js';
@@ -45,6 +47,8 @@ export interface ServiceGraph {
   lookups: LookupService;
   system: SystemService;
   migration: MigrationService;
+  /** Attachments of records (src/attachments). */
+  attachments: AttachmentService;
   /** Liveness and readiness for load balancers (docs/operations.md, "Health checks"). */
   health: HealthService;
   /** Backups of the embedded database while it serves (docs/operations.md, "Backup and restore"). */
@@ -87,6 +91,7 @@ export async function createServices(
     },
   });
   const migration = await startMigration(config, storage, core, access, dbconfig);
+  const attachments = startAttachments(storage, core);
   observeAdministration(metrics, access.adminMode, migration);
   const { metadata, domains, resources, properties } = core;
   return {
@@ -100,6 +105,7 @@ export async function createServices(
     lookups: new LookupService(dynamicView(storage.db), metadata, domains, resources),
     system: new SystemService(storage, config.serverName),
     migration,
+    attachments,
     dbconfig,
     async close() {
       access.adminMode.close();
@@ -240,6 +246,18 @@ async function startMigration(
   resources.addReadTransform('DMPKGDSTTRGT', 'url', migration.targetUrlShown);
   resources.addWriteObserver(migration.changeObserver, migration.changeWrites);
   return migration;
+}
+
+/** Attachments: `doclinks` in the write bodies of their owners, and removed with them (src/attachments). */
+function startAttachments(storage: Storage, { resources, properties }: CoreServices): AttachmentService {
+  const attachments = new AttachmentService(storage.db, {
+    maxFileMb: () => properties.getInteger('mxe.doclink.maxfilesize') ?? DEFAULT_MAX_FILE_MB,
+  });
+  for (const owner of ATTACHMENT_OWNERS)
+    resources.addBodyMember(owner, 'doclinks', doclinksWriter(attachments));
+  const remover = attachmentsRemover(attachments);
+  resources.addWriteObserver(remover.observer, remover.takesPart);
+  return attachments;
 }
 
 /** The metrics of the deployment's administration: admin mode, package deploys. */

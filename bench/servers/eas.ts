@@ -16,7 +16,10 @@ import { keepTickObjectShape } from '../../src/util/tick-object-shape.js';
 keepTickObjectShape();
 
 async function pgliteStorage(): Promise<Storage> {
-  const storage = await openStorage({ kind: 'pglite' });
+  // In memory, unless BENCH_PGLITE_DIR names a data directory (the attachments benchmark: stored files in memory
+  // would be the server's RSS).
+  const dataDir = process.env.BENCH_PGLITE_DIR;
+  const storage = await openStorage(dataDir ? { kind: 'pglite', dataDir } : { kind: 'pglite' });
   await migrateToLatest(storage);
   await ensureAdministrator(storage.db, await hashPassword(BENCH_ADMIN_PASSWORD));
   await seedDemoData(storage, { passwordHash: await hashPassword(BENCH_DEMO_PASSWORD) });

@@ -22,6 +22,7 @@ const FREE_FORM_PARAMETERS = [
   'count',
   'distinct',
   'relativeuri',
+  'inlinedoc',
   'ignorecollectionref',
   '_dropnulls',
   'internalvalues',

@@ -42,6 +42,7 @@ export class ResourceWrites {
   private readonly sites: SiteCache;
   private readonly observers: RegisteredWriteExtensions['observers'];
   private readonly writeRules: RegisteredWriteExtensions['writeRules'];
+  private readonly bodyMembers: RegisteredWriteExtensions['bodyMembers'];
   private readonly announced: RegisteredWriteExtensions['announced'];
 
   constructor(
@@ -53,7 +54,12 @@ export class ResourceWrites {
     private readonly columnLimits: CurrentColumnLimits,
     extensions: RegisteredWriteExtensions,
   ) {
-    ({ observers: this.observers, writeRules: this.writeRules, announced: this.announced } = extensions);
+    ({
+      observers: this.observers,
+      writeRules: this.writeRules,
+      bodyMembers: this.bodyMembers,
+      announced: this.announced,
+    } = extensions);
     this.sites = new SiteCache(db);
   }
 
@@ -104,6 +110,8 @@ export class ResourceWrites {
     if (this.writeRules.get(object.name)?.beforeInsert) return false;
     if (this.observers.some(({ takesPart }) => takesPart(object, 'insert'))) return false;
     if (node.children.some((child) => hasChildEntries(body, child.name))) return false;
+    const members = this.bodyMembers.get(object.name);
+    if (members && [...members.keys()].some((name) => hasChildEntries(body, name))) return false;
     return !needsAutokey(object, convertInput(object, body, undefined, childNames(node)));
   }
 
@@ -256,6 +264,7 @@ export class ResourceWrites {
       user,
       observers: this.observers,
       writeRules: this.writeRules,
+      bodyMembers: this.bodyMembers,
       limits: await this.columnLimits.current(),
       sites: await this.sites.snapshot(),
       bus: this.storage.bus,

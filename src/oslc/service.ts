@@ -7,6 +7,7 @@ import { CurrentColumnLimits } from './column-limits.js';
 import { ResourceReader } from './resource-reader.js';
 import { ResourceWrites } from './resource-writes.js';
 import type {
+  BodyMemberWriter,
   ObservedWrites,
   ObserverEntry,
   ReadTransform,
@@ -35,6 +36,7 @@ export type { ResourceWriter } from './write-unit.js';
 export class ResourceService {
   private readonly observers: ObserverEntry[] = [];
   private readonly writeRules = new Map<string, WriteRules>();
+  private readonly bodyMembers = new Map<string, Map<string, BodyMemberWriter>>();
   private readonly readTransforms = new Map<string, Map<string, ReadTransform>>();
   /** Objects whose writes are notified on the change bus (see `announceWrites`); the sites are cached here. */
   private readonly announced = new Set<string>(['SITE']);
@@ -71,7 +73,12 @@ export class ResourceService {
     const db = dynamicView(storage.db);
     const limits = new CurrentColumnLimits(db, metadata);
     const reader = new ResourceReader(db, metadata, domains, this.readTransforms, limits);
-    const extensions = { observers: this.observers, writeRules: this.writeRules, announced: this.announced };
+    const extensions = {
+      observers: this.observers,
+      writeRules: this.writeRules,
+      bodyMembers: this.bodyMembers,
+      announced: this.announced,
+    };
     const writes = new ResourceWrites(storage, db, metadata, domains, reader, limits, extensions);
     this.reader = reader;
     this.writes = writes;
@@ -135,6 +142,17 @@ export class ResourceService {
   /** Registers the write rules of an object (by name, upper case); one set per object. */
   addWriteRules(objectName: string, rules: WriteRules): void {
     this.writeRules.set(objectName.toUpperCase(), rules);
+  }
+
+  /**
+   * Registers the writer of a body member of an object's records (by name, lower case) that is neither an attribute
+   * nor a child collection: it runs after the record is written, in the same transaction.
+   */
+  addBodyMember(objectName: string, member: string, writer: BodyMemberWriter): void {
+    const name = objectName.toUpperCase();
+    const members = this.bodyMembers.get(name) ?? new Map<string, BodyMemberWriter>();
+    members.set(member.toLowerCase(), writer);
+    this.bodyMembers.set(name, members);
   }
 
   /** Registers how an attribute's stored value is presented on every read of its object. */

@@ -64,10 +64,29 @@ export interface WriteRules {
  */
 export type ReadTransform = (stored: StoredValue, reader: UserProfile | null) => StoredValue;
 
+/**
+ * What a body member writer sees: a member of a write body that is neither an attribute nor a child collection of
+ * the object structure, which a module writes after the record, in its transaction (attachments: `doclinks` with
+ * base64 `documentdata`, src/attachments).
+ */
+export interface BodyMemberContext {
+  db: Kysely<DynamicDatabase>;
+  object: ObjectMeta;
+  /** The record as written (its unique id is the owner of what the writer adds). */
+  row: Readonly<Row>;
+  /** The member's entries (a single object is one entry). */
+  entries: ReadonlyArray<Record<string, unknown>>;
+  user: UserProfile;
+}
+
+export type BodyMemberWriter = (context: BodyMemberContext) => Promise<void>;
+
 /** What the modules of a service graph registered for writes (see ResourceService), as every write consults it. */
 export interface RegisteredWriteExtensions {
   observers: readonly ObserverEntry[];
   writeRules: ReadonlyMap<string, WriteRules>;
+  /** Body member writers by object (upper case), then by member name (lower case). */
+  bodyMembers: ReadonlyMap<string, ReadonlyMap<string, BodyMemberWriter>>;
   /** Objects whose writes are notified on the change bus when they commit (`announceWrites`). */
   announced: ReadonlySet<string>;
 }

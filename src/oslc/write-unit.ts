@@ -25,7 +25,7 @@ import type { SiteSnapshot } from './site-cache.js';
 import { stampWrite, statusHistoryRow, type WriteStamp } from './stamps.js';
 import { applyDefaults, convertInput, validateRecord } from './validation.js';
 import type { StoredValue } from './values.js';
-import type { ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
+import type { BodyMemberWriter, ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
 
 /**
  * The write path of one transaction, for writes composed elsewhere (child collections, BULK, SYNC): the per-record
@@ -54,6 +54,7 @@ export class WriteUnit implements ResourceWriter {
   private readonly user: UserProfile;
   private readonly observers: readonly ObserverEntry[];
   private readonly writeRules: ReadonlyMap<string, WriteRules>;
+  private readonly bodyMembers: ReadonlyMap<string, ReadonlyMap<string, BodyMemberWriter>>;
   private readonly limits: ColumnLimits;
   private readonly sites: SiteSnapshot | undefined;
   private readonly bus: ChangeBus;
@@ -70,6 +71,7 @@ export class WriteUnit implements ResourceWriter {
       user: this.user,
       observers: this.observers,
       writeRules: this.writeRules,
+      bodyMembers: this.bodyMembers,
       limits: this.limits,
       sites: this.sites,
       bus: this.bus,
@@ -103,6 +105,7 @@ export class WriteUnit implements ResourceWriter {
       for (const entry of entries)
         await this.insert(child, entry, { ...joinValues(child, row), ...child.values });
     }
+    await this.writeBodyMembers(object, row, body);
     return row;
   }
 
@@ -139,6 +142,17 @@ export class WriteUnit implements ResourceWriter {
     for (const child of node.children) {
       if (!hasChildEntries(body, child.name)) continue;
       await this.writeChildren(child, before, childEntries(body, child.name), merge);
+    }
+    if (after) await this.writeBodyMembers(object, after, body);
+  }
+
+  /** The body members a module writes after the record (`ResourceService.addBodyMember`). */
+  private async writeBodyMembers(object: ObjectMeta, row: Row, body: Record<string, unknown>): Promise<void> {
+    const members = this.bodyMembers.get(object.name);
+    if (!members) return;
+    for (const [name, writer] of members) {
+      if (!hasChildEntries(body, name)) continue;
+      await writer({ db: this.db, object, row, entries: childEntries(body, name), user: this.user });
     }
   }
 
@@ -347,6 +361,7 @@ export interface WriteSetting {
   user: UserProfile;
   observers: readonly ObserverEntry[];
   writeRules: ReadonlyMap<string, WriteRules>;
+  bodyMembers: ReadonlyMap<string, ReadonlyMap<string, BodyMemberWriter>>;
   limits: ColumnLimits;
   sites: SiteSnapshot | undefined;
   bus: ChangeBus;

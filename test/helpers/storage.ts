@@ -10,6 +10,7 @@ import {
   migrateToLatest,
   openStorage,
   pgliteParsers,
+  pgliteSerializers,
   pgliteStartParams,
   type Storage,
 } from '../../src/db/database.js';
@@ -73,7 +74,7 @@ export async function pgliteTemplate(options: FixtureOptions = {}): Promise<Blob
   try {
     return new Blob([await readFile(path)]);
   } catch {
-    const pglite = new PGlite({ parsers: pgliteParsers });
+    const pglite = new PGlite({ parsers: pgliteParsers, serializers: pgliteSerializers });
     const storage = await openStorage({ kind: 'pglite', pglite });
     await loadFixtures(storage, options);
     const dump = await pglite.dumpDataDir('gzip');
@@ -109,6 +110,7 @@ export async function openTestStorage(options: FixtureOptions = {}): Promise<Sto
   const pglite = new PGlite({
     loadDataDir: await pgliteTemplate(options),
     parsers: pgliteParsers,
+    serializers: pgliteSerializers,
     startParams: pgliteStartParams(),
   });
   return openStorage({ kind: 'pglite', pglite });

@@ -22,6 +22,7 @@ import { deploymentIdentity } from './0020-deployment-identity.js';
 import { migrationBackout } from './0022-migration-backout.js';
 import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import { sessionCookieClaims } from './0024-session-cookie-claims.js';
+import { attachments } from './0025-attachments.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -51,6 +52,7 @@ export const migrations: readonly Migration[] = [
   migrationBackout,
   assetReferencesRestrict,
   sessionCookieClaims,
+  attachments,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,126 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { DoclinksTable } from './tables.js';
+
+/**
+ * The SQL of attachments: their descriptions (`doclinks`) and their content in chunks (`doclinkchunk`). Content
+ * crosses the driver as bytes: `pg` sends a Buffer parameter in binary, and PGlite's `bytea` conversion is Node's
+ * native hex (src/db/database.ts, `pgliteSerializers`). Base64 text decoded by the database cost the encoding on
+ * both sides and, on PostgreSQL, a third more bytes on the wire.
+ */
+
+export type DoclinkRow = Selectable<DoclinksTable>;
+
+/** The record an attachment belongs to: its business object and unique id. */
+export interface AttachmentOwner {
+  object: string;
+  uniqueId: number;
+}
+
+export interface DoclinkValues {
+  document: string;
+  description: string | null;
+  urltype: string;
+  doctype: string;
+  mimetype: string;
+  createby: string;
+}
+
+export async function insertDoclink(
+  db: Kysely<Database>,
+  owner: AttachmentOwner,
+  values: DoclinkValues,
+): Promise<number> {
+  const row = await db
+    .insertInto('doclinks')
+    .values({ ...values, ownertable: owner.object, ownerid: owner.uniqueId })
+    .returning('doclinksid')
+    .executeTakeFirstOrThrow();
+  return Number(row.doclinksid);
+}
+
+export async function insertChunk(
+  db: Kysely<Database>,
+  doclinksid: number,
+  seq: number,
+  data: Uint8Array,
+): Promise<void> {
+  await db.insertInto('doclinkchunk').values({ doclinksid, seq, data }).execute();
+}
+
+/** Records the size and checksum of content written in full; answers the finished row. */
+export async function finishDoclink(
+  db: Kysely<Database>,
+  doclinksid: number,
+  size: number,
+  checksum: string,
+): Promise<DoclinkRow> {
+  return db
+    .updateTable('doclinks')
+    .set({ attachmentsize: size, checksum })
+    .where('doclinksid', '=', doclinksid)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function listByOwner(db: Kysely<Database>, owner: AttachmentOwner): Promise<DoclinkRow[]> {
+  return db
+    .selectFrom('doclinks')
+    .selectAll()
+    .where('ownertable', '=', owner.object)
+    .where('ownerid', '=', owner.uniqueId)
+    .orderBy('doclinksid')
+    .execute();
+}
+
+export async function findOwned(
+  db: Kysely<Database>,
+  owner: AttachmentOwner,
+  doclinksid: number,
+): Promise<DoclinkRow | undefined> {
+  return db
+    .selectFrom('doclinks')
+    .selectAll()
+    .where('doclinksid', '=', doclinksid)
+    .where('ownertable', '=', owner.object)
+    .where('ownerid', '=', owner.uniqueId)
+    .executeTakeFirst();
+}
+
+/** One chunk of an attachment's content, or undefined past its last. */
+export async function readChunk(
+  db: Kysely<Database>,
+  doclinksid: number,
+  seq: number,
+): Promise<Uint8Array | undefined> {
+  const row = await db
+    .selectFrom('doclinkchunk')
+    .select('data')
+    .where('doclinksid', '=', doclinksid)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  return row?.data;
+}
+
+/** Deletes one attachment (its chunks go with it); answers whether it existed. */
+export async function deleteOwned(
+  db: Kysely<Database>,
+  owner: AttachmentOwner,
+  doclinksid: number,
+): Promise<boolean> {
+  const result = await db
+    .deleteFrom('doclinks')
+    .where('doclinksid', '=', doclinksid)
+    .where('ownertable', '=', owner.object)
+    .where('ownerid', '=', owner.uniqueId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function deleteAllOwned(db: Kysely<Database>, owner: AttachmentOwner): Promise<void> {
+  await db
+    .deleteFrom('doclinks')
+    .where('ownertable', '=', owner.object)
+    .where('ownerid', '=', owner.uniqueId)
+    .execute();
+}

@@ -1,0 +1,184 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { UserProfile } from '../auth/types.js';
+import type { Database } from '../db/schema.js';
+import { errors } from '../errors.js';
+import * as repository from './repository.js';
+import type { AttachmentOwner, DoclinkRow } from './repository.js';
+
+export type { AttachmentOwner, DoclinkRow };
+
+/** Bytes of one stored chunk: large enough that a 100 MB file is a few hundred statements, small enough to stream. */
+export const CHUNK_BYTES = 512 * 1024;
+
+/** `mxe.doclink.maxfilesize` when it has no value, in MB (the deployed systems' default). */
+export const DEFAULT_MAX_FILE_MB = 10;
+
+/** The business objects whose records carry attachments, as `ownertable` names them. */
+export const ATTACHMENT_OWNERS: ReadonlySet<string> = new Set(['ASSET', 'LOCATIONS', 'WORKORDER', 'SR']);
+
+/** What describes a new attachment: from the upload's headers, or from a `doclinks` entry of a body. */
+export interface NewAttachment {
+  fileName: string;
+  description: string | null;
+  /** `FILE` (stored content) or `URL`; the first part of `x-document-meta`. */
+  urlType: string;
+  /** The document folder (`Attachments`); the second part of `x-document-meta`. */
+  docType: string;
+  contentType: string;
+}
+
+/** What the service reads of the system properties: the size limit, live. */
+export interface AttachmentSettings {
+  maxFileMb(): number;
+}
+
+/**
+ * Attachments of records (docs/compatibility.md, "Attachments"): content streamed into chunks inside one
+ * transaction (an upload that fails or is refused leaves nothing), read back chunk by chunk, never whole in memory
+ * except for `inlinedoc` and base64 `documentdata`, which are whole by their nature.
+ */
+export class AttachmentService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly settings: AttachmentSettings,
+  ) {}
+
+  /** The size limit in bytes. */
+  limitBytes(): number {
+    return this.settings.maxFileMb() * 1024 * 1024;
+  }
+
+  /** Stores an attachment from a stream of its bytes, in a transaction of its own. */
+  async upload(
+    owner: AttachmentOwner,
+    attachment: NewAttachment,
+    content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    user: UserProfile,
+  ): Promise<DoclinkRow> {
+    return this.db
+      .transaction()
+      .execute((transaction) => this.write(transaction, owner, attachment, content, user));
+  }
+
+  /** Stores an attachment in the caller's transaction (a `doclinks` entry of a record's write). */
+  async write(
+    db: Kysely<Database>,
+    owner: AttachmentOwner,
+    attachment: NewAttachment,
+    content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    user: UserProfile,
+  ): Promise<DoclinkRow> {
+    const limit = this.limitBytes();
+    const doclinksid = await repository.insertDoclink(db, owner, {
+      document: attachment.fileName,
+      description: attachment.description,
+      urltype: attachment.urlType,
+      doctype: attachment.docType,
+      mimetype: attachment.contentType,
+      createby: user.userid,
+    });
+    const hash = createHash('sha256');
+    let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    let filled = 0;
+    let size = 0;
+    let seq = 0;
+    for await (const piece of content) {
+      size += piece.byteLength;
+      if (size > limit) throw errors.attachmentTooLarge(this.settings.maxFileMb());
+      hash.update(piece);
+      let offset = 0;
+      while (offset < piece.byteLength) {
+        const taken = Math.min(CHUNK_BYTES - filled, piece.byteLength - offset);
+        chunk.set(piece.subarray(offset, offset + taken), filled);
+        filled += taken;
+        offset += taken;
+        if (filled === CHUNK_BYTES) {
+          await repository.insertChunk(db, doclinksid, seq++, chunk);
+          // The driver may still hold the buffer it was given: the next chunk fills a new one.
+          chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+          filled = 0;
+        }
+      }
+    }
+    if (filled > 0) await repository.insertChunk(db, doclinksid, seq, chunk.subarray(0, filled));
+    return repository.finishDoclink(db, doclinksid, size, hash.digest('hex'));
+  }
+
+  list(owner: AttachmentOwner): Promise<DoclinkRow[]> {
+    return repository.listByOwner(this.db, owner);
+  }
+
+  /** The attachment of the owner by its id; "not found" names the attachment, not the record. */
+  async find(owner: AttachmentOwner, doclinksid: number): Promise<DoclinkRow> {
+    const row = Number.isSafeInteger(doclinksid)
+      ? await repository.findOwned(this.db, owner, doclinksid)
+      : undefined;
+    if (!row) throw errors.resourceNotFound('DOCLINKS', String(doclinksid));
+    return row;
+  }
+
+  /** The stored bytes of an attachment, one chunk at a time. */
+  async *content(doclinksid: number): AsyncGenerator<Uint8Array> {
+    for (let seq = 0; ; seq++) {
+      const data = await repository.readChunk(this.db, doclinksid, seq);
+      if (!data) return;
+      yield data;
+    }
+  }
+
+  /** The whole content, for `inlinedoc` (base64 in JSON cannot be streamed into the answer's object). */
+  async contentBytes(doclinksid: number): Promise<Buffer> {
+    const parts: Uint8Array[] = [];
+    for await (const part of this.content(doclinksid)) parts.push(part);
+    return Buffer.concat(parts);
+  }
+
+  async remove(owner: AttachmentOwner, doclinksid: number): Promise<void> {
+    const removed = Number.isSafeInteger(doclinksid)
+      ? await repository.deleteOwned(this.db, owner, doclinksid)
+      : false;
+    if (!removed) throw errors.resourceNotFound('DOCLINKS', String(doclinksid));
+  }
+
+  /** Removes every attachment of a record (the record is being deleted, in the caller's transaction). */
+  removeAll(db: Kysely<Database>, owner: AttachmentOwner): Promise<void> {
+    return repository.deleteAllOwned(db, owner);
+  }
+}
+
+/**
+ * `x-document-meta`: `<urltype>/<doctype>` as IBM's clients send it (`FILE/Attachments`), or the doctype alone
+ * (the Java client without a type, Maximo Anywhere); `FILE` and `Attachments` when absent.
+ */
+export function parseDocumentMeta(meta: string | undefined): { urlType: string; docType: string } {
+  const text = (meta ?? '').trim();
+  if (text === '') return { urlType: 'FILE', docType: 'Attachments' };
+  const slash = text.indexOf('/');
+  if (slash < 0) return { urlType: 'FILE', docType: text };
+  const urlType = text.slice(0, slash).trim().toUpperCase() || 'FILE';
+  const docType = text.slice(slash + 1).trim() || 'Attachments';
+  return { urlType, docType };
+}
+
+/** Decodes base64 text arriving in pieces (`custom-encoding: base64`), four characters at a time across pieces. */
+export async function* decodeBase64(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let pending = '';
+  for await (const piece of pieces) {
+    const text = pending + Buffer.from(piece).toString('latin1').replace(/[\s]/g, '');
+    const whole = text.length - (text.length % 4);
+    pending = text.slice(whole);
+    if (whole > 0) yield checkedBase64(text.slice(0, whole));
+  }
+  if (pending.length > 0) yield checkedBase64(pending);
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/** Base64 text as bytes; anything that is not base64 is refused rather than silently dropped. */
+export function checkedBase64(text: string): Buffer {
+  if (!BASE64.test(text)) {
+    throw errors.badRequest('The attachment content is not valid base64.', { attrName: 'documentdata' });
+  }
+  return Buffer.from(text, 'base64');
+}

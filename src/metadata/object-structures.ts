@@ -11,6 +11,22 @@ const woactivity: ChildDef = {
   values: { istask: true, woclass: 'ACTIVITY' },
 };
 
+/**
+ * Work logs of a record, joined as the deployed systems' MODIFYWORKLOG relation joins them: the record's key, its
+ * class and its site (docs/compatibility.md, "Work logs").
+ */
+function worklog(recordKey: string, recordClass: string): ChildDef {
+  return {
+    name: 'worklog',
+    object: 'WORKLOG',
+    on: [
+      [recordKey, 'recordkey'],
+      [recordClass, 'class'],
+      ['siteid', 'siteid'],
+    ],
+  };
+}
+
 /** The object structures the service offers; each is served on /oslc/os/<name> and /api/os/<name>. */
 export const baseObjectStructures: readonly ObjectStructureDef[] = [
   {
@@ -48,7 +64,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXWO', 'MXWODETAIL'],
     description: 'Work orders',
     root: 'WORKORDER',
-    children: [woactivity],
+    children: [woactivity, worklog('wonum', 'woclass')],
     savedQueries: [
       {
         name: 'OPEN_WORK',
@@ -63,6 +79,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXSR'],
     description: 'Service requests',
     root: 'SR',
+    children: [worklog('ticketid', 'class')],
     savedQueries: [
       { name: 'OPEN_SR', title: 'Open service requests', where: 'status in ["NEW","QUEUED","INPROG"]' },
     ],
@@ -141,7 +158,12 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     ],
   },
   // Work orders as the deployed systems serve them beside MXAPIWODETAIL.
-  { name: 'MXAPIWO', description: 'Work orders', root: 'WORKORDER', children: [woactivity] },
+  {
+    name: 'MXAPIWO',
+    description: 'Work orders',
+    root: 'WORKORDER',
+    children: [woactivity, worklog('wonum', 'woclass')],
+  },
   { name: 'MXAPIPERSON', aliases: ['MXPERSON'], description: 'People', root: 'PERSON' },
   // System properties and their values (docs/properties.md): read here, set by setProperty; migration packages
   // carry them (docs/migration.md).

@@ -1,6 +1,7 @@
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
 import { packageDomainIds } from '../db/migrations/0013-migration-packages.js';
 import { serviceRequestDomainIds } from '../db/migrations/0017-service-requests.js';
+import { worklogDomainIds } from '../db/migrations/0024-worklog.js';
 import { baseObjects } from './objects/index.js';
 import { baseObjectStructures } from './object-structures.js';
 import type {
@@ -65,7 +66,12 @@ export class MetadataRegistry {
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
     structures: readonly ObjectStructureDef[] = baseObjectStructures,
-    domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds, ...serviceRequestDomainIds],
+    domainIds: Iterable<string> = [
+      ...systemDomainIds,
+      ...packageDomainIds,
+      ...serviceRequestDomainIds,
+      ...worklogDomainIds,
+    ],
   ) {
     this.domainIds = new Set(domainIds);
     validateMetadata(objects, structures, this.domainIds);

@@ -35,6 +35,7 @@ export interface ProfileRows {
     personid: string;
     status: string;
     defsite: string | null;
+    loginid: string | null;
     displayname: string | null;
     orgid: string | null;
   };
@@ -57,6 +58,7 @@ export async function loadProfileRows(
       'maxuser.personid',
       'maxuser.status',
       'maxuser.defsite',
+      'maxuser.loginid',
       'person.displayname',
       'site.orgid',
     ])

@@ -97,6 +97,11 @@ export class MetadataRegistry {
     return this.structureDefs.map((def) => this.structures.get(def.name)!);
   }
 
+  /** The other names a structure is served under (`MXWO` for MXAPIWODETAIL), upper case. */
+  aliasesOf(structure: ObjectStructure): readonly string[] {
+    return this.structureDefs.find((def) => def.name === structure.name)?.aliases ?? [];
+  }
+
   /** Grows with every change of the metadata: whatever was derived from it under another version is stale. */
   get version(): number {
     return this.changes;

@@ -71,7 +71,8 @@ export async function resolveChildPath(
   if (!parent) throw errors.resourceNotFound(structure.name, id);
   for (const [index, step] of steps.entries()) {
     const node = parentNode.children.find((child) => child.name.toLowerCase() === step.name);
-    if (!node) throw errors.resourceNotFound(structure.name, `${id}/${step.name}`);
+    // The resource exists: a name the structure lacks must not read as a missing record (docs/errors.md).
+    if (!node) throw errors.unknownChildCollection(structure.name, step.name, id);
     const last = index === steps.length - 1;
     if (step.member === undefined) {
       if (!last) throw errors.resourceNotFound(structure.name, `${id}/${step.name}`);

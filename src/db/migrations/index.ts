@@ -22,6 +22,7 @@ import { deploymentIdentity } from './0020-deployment-identity.js';
 import { migrationBackout } from './0022-migration-backout.js';
 import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import { worklog } from './0024-worklog.js';
+import { assetAssetId } from './0025-asset-assetid.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -51,6 +52,7 @@ export const migrations: readonly Migration[] = [
   migrationBackout,
   assetReferencesRestrict,
   worklog,
+  assetAssetId,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -112,6 +112,85 @@ describe('client shapes', () => {
     assert.equal(anonymous.statusCode, 401, anonymous.body);
   });
 
+  test("IBM's Python client: wsmethod:createFollowUp answers the new work order, action=duplicate the copy", async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/api/os/mxapiwodetail?lean=1',
+      headers: admin,
+      payload: {
+        siteid: 'BEDFORD',
+        description: 'Replace filter',
+        worktype: 'PM',
+        wopriority: 2,
+        location: 'BR200-L1',
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const href = new URL(String(created.headers.location)).pathname;
+    const original = json(await get(`${href}?lean=1&oslc.select=wonum,status,worktype,siteid`));
+
+    // invoke_method: the member as fetched, POSTed with the MERGE override; the answer's wonum is read.
+    const followUp = await t.app.inject({
+      method: 'POST',
+      url: `${href}?action=wsmethod:createFollowUp`,
+      headers: {
+        ...wilson,
+        'x-method-override': 'PATCH',
+        patchtype: 'MERGE',
+        'content-type': 'application/json',
+      },
+      payload: original,
+    });
+    assert.ok(followUp.statusCode < 300, followUp.body);
+    const next = json(followUp);
+    assert.ok(typeof next.wonum === 'string' && next.wonum !== original.wonum, String(next.wonum));
+    assert.equal(next.origrecordid, original.wonum);
+    assert.equal(next.origrecordclass, 'WORKORDER');
+    assert.equal(next.description, 'Replace filter');
+    assert.equal(next.location, 'BR200-L1');
+    assert.equal(next.status, 'WAPPR');
+    const stored = await get(
+      `/maximo/api/os/mxapiwodetail?lean=1&oslc.select=wonum&oslc.where=${encodeURIComponent(`origrecordid="${String(original.wonum)}"`)}`,
+    );
+    assert.deepEqual(
+      (json(stored).member ?? []).map((member) => member.wonum),
+      [next.wonum],
+    );
+    const reader = await t.app.inject({
+      method: 'POST',
+      url: `${href}?action=wsmethod:createFollowUp`,
+      headers: { ...maxauth('SMITH'), 'x-method-override': 'PATCH', patchtype: 'MERGE' },
+      payload: {},
+    });
+    assert.equal(reader.statusCode, 400, reader.body);
+    assert.equal(json(reader).Error?.reasonCode, 'BMXAA9301E');
+
+    // duplicate: GET with the action; the copy is JSON, nothing written.
+    const count = async () =>
+      json(
+        await get('/maximo/api/os/mxapiwodetail?lean=1&oslc.select=wonum&oslc.pageSize=1&collectioncount=1'),
+      ).responseInfo?.totalCount;
+    const before = await count();
+    const duplicate = await get(`${href}?action=duplicate`);
+    assert.equal(duplicate.statusCode, 200, duplicate.body);
+    const copy = json(duplicate);
+    assert.equal(copy.description, 'Replace filter');
+    assert.equal(copy.worktype, 'PM');
+    assert.equal(copy.siteid, 'BEDFORD');
+    assert.equal(copy.orgid, 'EAGLENA');
+    assert.equal(copy.status, 'WAPPR');
+    assert.equal(copy.wonum, undefined);
+    assert.equal(copy.workorderid, undefined);
+    assert.equal(await count(), before);
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: '/maximo/api/os/mxapiwodetail?lean=1',
+      headers: admin,
+      payload: copy,
+    });
+    assert.equal(posted.statusCode, 201, posted.body);
+  });
+
   test('the OpenAPI document has a resource schema under each alias (RESOURCE_MXWO)', async () => {
     const response = await get('/maximo/oslc/oas/api');
     assert.equal(response.statusCode, 200);

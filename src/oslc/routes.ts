@@ -9,7 +9,7 @@ import { sendJson } from '../http/reply.js';
 import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
 import { readCollectionParams } from './collection-params.js';
 import { apiMetaJson } from './query/index.js';
-import { actionOf, collectionAction, memberAction } from './actions.js';
+import { actionOf, collectionAction, memberAction, memberReadAction } from './actions.js';
 import { schemaRoutes } from './schema-routes.js';
 import {
   CollectionBody,
@@ -109,7 +109,8 @@ function readRoutes(app: FastifyInstance, options: OslcRoutesOptions): void {
     async (request, reply) => {
       const structure = request.objectStructure!;
       const action = actionOf(request);
-      if (action !== undefined) throw errors.unknownAction(action, structure.name);
+      if (action !== undefined)
+        return memberReadAction(request, reply, options, structure, request.params.id, action);
       const params = readCollectionParams(request.query);
       // One statement: the member is selected by its address in the read itself (ResourceService.readAt).
       return sendResource(request, reply, options, { structure, id: request.params.id, params }, 200);

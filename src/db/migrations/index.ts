@@ -23,6 +23,7 @@ import { migrationBackout } from './0022-migration-backout.js';
 import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import { worklog } from './0024-worklog.js';
 import { assetAssetId } from './0025-asset-assetid.js';
+import { workorderFollowUp } from './0026-workorder-followup.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -53,6 +54,7 @@ export const migrations: readonly Migration[] = [
   assetReferencesRestrict,
   worklog,
   assetAssetId,
+  workorderFollowUp,
 ];
 
 export const migrationProvider: MigrationProvider = {

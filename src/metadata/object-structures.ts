@@ -13,9 +13,10 @@ const woactivity: ChildDef = {
 
 /**
  * Work logs of a record, joined as the deployed systems' MODIFYWORKLOG relation joins them: the record's key, its
- * class and its site (docs/compatibility.md, "Work logs").
+ * class and its site (docs/compatibility.md, "Work logs"). A record whose site may be null (a service request)
+ * joins null-safely: its logs are the ones without a site.
  */
-function worklog(recordKey: string, recordClass: string): ChildDef {
+function worklog(recordKey: string, recordClass: string, siteOptional = false): ChildDef {
   return {
     name: 'worklog',
     object: 'WORKLOG',
@@ -24,6 +25,7 @@ function worklog(recordKey: string, recordClass: string): ChildDef {
       [recordClass, 'class'],
       ['siteid', 'siteid'],
     ],
+    ...(siteOptional && { nullSafe: true }),
   };
 }
 
@@ -79,7 +81,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXSR'],
     description: 'Service requests',
     root: 'SR',
-    children: [worklog('ticketid', 'class')],
+    children: [worklog('ticketid', 'class', true)],
     savedQueries: [
       { name: 'OPEN_SR', title: 'Open service requests', where: 'status in ["NEW","QUEUED","INPROG"]' },
     ],

@@ -35,6 +35,8 @@ export interface StructureNode {
   children: readonly StructureNode[];
   /** Values every row of this child collection gets on insert (see ChildDef.values). */
   values?: Readonly<Record<string, string | number | boolean>>;
+  /** Whether a null join value matches a null (see ChildDef.nullSafe). */
+  nullSafe?: boolean;
 }
 
 export interface ObjectStructure {
@@ -175,15 +177,17 @@ export class MetadataRegistry {
     on: ReadonlyArray<readonly [string, string]>,
     children: readonly ChildDef[],
     values: ChildDef['values'],
+    nullSafe?: boolean,
   ): StructureNode {
     return {
       name,
       object: this.object(objectName),
       on,
       children: children.map((child) =>
-        this.node(child.name, child.object, child.on, child.children ?? [], child.values),
+        this.node(child.name, child.object, child.on, child.children ?? [], child.values, child.nullSafe),
       ),
       ...(values && { values }),
+      ...(nullSafe && { nullSafe }),
     };
   }
 }

@@ -104,7 +104,10 @@ export function childScope(node: StructureNode, parent: Row): Filter {
         object: node.object,
         attribute: node.object.attributes.get(to)!,
       };
-      return { op: 'eq' as const, column, value: parent[from] ?? null };
+      const value = parent[from] ?? null;
+      // A null join value of a null-safe child matches a null; otherwise `=` matches nothing, as in the join.
+      if (value === null && node.nullSafe) return { op: 'isNull' as const, column };
+      return { op: 'eq' as const, column, value };
     }),
   };
 }

@@ -24,6 +24,7 @@ import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import { worklog } from './0024-worklog.js';
 import { assetAssetId } from './0025-asset-assetid.js';
 import { workorderFollowUp } from './0026-workorder-followup.js';
+import { ticketOptionalSite } from './0027-ticket-optional-site.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -55,6 +56,7 @@ export const migrations: readonly Migration[] = [
   worklog,
   assetAssetId,
   workorderFollowUp,
+  ticketOptionalSite,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -75,6 +75,9 @@ export const errors = {
 
   resourceNotFound: (objectStructure: string, id: string) => reason('BMXAA8727E', [objectStructure, id]),
   unknownObjectStructure: (name: string) => reason('EAS0002E', [name]),
+  /** A child address naming a collection the structure lacks, below a resource that exists. */
+  unknownChildCollection: (objectStructure: string, child: string, id: string) =>
+    reason('EAS0024E', [objectStructure, child, id], { attrName: child }),
   queryNotParsed: (detail: string) => reason('BMXAA8744E', [detail]),
   unknownAttribute: (name: string, objectName: string) =>
     reason('EAS0020E', [name, objectName], { attrName: name, objPath: objectName.toLowerCase() }),

@@ -121,6 +121,11 @@ export const REASONS = {
     text: (name: string, objectStructure: string) =>
       `The saved query ${name} does not exist for ${objectStructure}.`,
   },
+  EAS0024E: {
+    status: 404,
+    text: (objectStructure: string, child: string, id: string) =>
+      `The object structure ${objectStructure} has no child collection ${child}; the resource ${id} exists.`,
+  },
   EAS0112E: {
     status: 400,
     text: (parameter: string) => `The group-by parameter ${parameter} is not served.`,

@@ -29,6 +29,7 @@ import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
 import { SystemService } from './system/service.js';
 import { dynamicView } from './db/schema.js';
+import { worklogWriteRules } from './worklog/write-rules.js';
 
 /** The services of one server process, built once and shared by every module of both API roots. */
 export interface ServiceGraph {
@@ -132,6 +133,7 @@ async function startCore(config: AppConfig, storage: Storage, log: FastifyBaseLo
   resources.announceWrites(SECURITY_OBJECTS);
   resources.announceWrites([APIKEY_OBJECT]);
   resources.announceWrites(DEFINITION_OBJECTS);
+  resources.addWriteRules('WORKLOG', worklogWriteRules);
   const properties = new PropertyService(storage, {
     serverName: config.serverName,
     metadata,

@@ -35,6 +35,7 @@ export interface ProfileRows {
     personid: string;
     status: string;
     defsite: string | null;
+    loginid: string | null;
     displayname: string | null;
     orgid: string | null;
     /** The stored password hash (the profile keeps only a digest of it). */
@@ -60,6 +61,7 @@ export async function loadProfileRows(
       'maxuser.status',
       'maxuser.defsite',
       'maxuser.password',
+      'maxuser.loginid',
       'person.displayname',
       'site.orgid',
     ])

@@ -47,6 +47,10 @@ export function whoamiJson(user: UserProfile): Record<string, unknown> {
   const body: Record<string, unknown> = {
     userid: user.userid,
     loginUserName: user.userid,
+    // The keys the deployed systems' whoami also carries (docs/compatibility.md, "whoami").
+    loginID: user.loginid ?? user.userid,
+    userName: user.userid,
+    langcode: 'EN',
     personid: user.personid,
   };
   if (user.displayname !== null) {

@@ -111,6 +111,7 @@ export class AuthService {
       userid: rows.user.userid,
       personid: rows.user.personid,
       displayname: rows.user.displayname,
+      loginid: rows.user.loginid,
       status: rows.user.status,
       defaultSite: rows.user.defsite,
       defaultOrg: rows.user.orgid,

@@ -15,6 +15,8 @@ export interface UserProfile {
   userid: string;
   personid: string;
   displayname: string | null;
+  /** The name the user logs in with (`maxuser.loginid`), when the profile was read with it. */
+  loginid?: string | null;
   status: string;
   defaultSite: string | null;
   defaultOrg: string | null;

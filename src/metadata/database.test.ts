@@ -65,6 +65,9 @@ const INTERNAL_COLUMNS = new Set([
   'maxuser.blockeduntil',
   'apikeytoken.apikeydigest',
   'maxpropvalue.encryptedvalue',
+  // The key's site part of a service request, derived by the database (the site or ''): migration 0027.
+  'ticket.sitekey',
+  'tkstatus.sitekey',
 ]);
 
 let storage: Storage;

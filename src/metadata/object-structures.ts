@@ -11,6 +11,24 @@ const woactivity: ChildDef = {
   values: { istask: true, woclass: 'ACTIVITY' },
 };
 
+/**
+ * Work logs of a record, joined as the deployed systems' MODIFYWORKLOG relation joins them: the record's key, its
+ * class and its site (docs/compatibility.md, "Work logs"). A record whose site may be null (a service request)
+ * joins null-safely: its logs are the ones without a site.
+ */
+function worklog(recordKey: string, recordClass: string, siteOptional = false): ChildDef {
+  return {
+    name: 'worklog',
+    object: 'WORKLOG',
+    on: [
+      [recordKey, 'recordkey'],
+      [recordClass, 'class'],
+      ['siteid', 'siteid'],
+    ],
+    ...(siteOptional && { nullSafe: true }),
+  };
+}
+
 /** The object structures the service offers; each is served on /oslc/os/<name> and /api/os/<name>. */
 export const baseObjectStructures: readonly ObjectStructureDef[] = [
   {
@@ -48,7 +66,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXWO', 'MXWODETAIL'],
     description: 'Work orders',
     root: 'WORKORDER',
-    children: [woactivity],
+    children: [woactivity, worklog('wonum', 'woclass')],
     savedQueries: [
       {
         name: 'OPEN_WORK',
@@ -63,6 +81,7 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     aliases: ['MXSR'],
     description: 'Service requests',
     root: 'SR',
+    children: [worklog('ticketid', 'class', true)],
     savedQueries: [
       { name: 'OPEN_SR', title: 'Open service requests', where: 'status in ["NEW","QUEUED","INPROG"]' },
     ],
@@ -141,7 +160,12 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     ],
   },
   // Work orders as the deployed systems serve them beside MXAPIWODETAIL.
-  { name: 'MXAPIWO', description: 'Work orders', root: 'WORKORDER', children: [woactivity] },
+  {
+    name: 'MXAPIWO',
+    description: 'Work orders',
+    root: 'WORKORDER',
+    children: [woactivity, worklog('wonum', 'woclass')],
+  },
   { name: 'MXAPIPERSON', aliases: ['MXPERSON'], description: 'People', root: 'PERSON' },
   // System properties and their values (docs/properties.md): read here, set by setProperty; migration packages
   // carry them (docs/migration.md).

@@ -4,6 +4,7 @@ import { startTestApp } from '../../test/helpers/app.js';
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
 import { packageDomainIds } from '../db/migrations/0013-migration-packages.js';
 import { serviceRequestDomainIds } from '../db/migrations/0017-service-requests.js';
+import { worklogDomainIds } from '../db/migrations/0026-worklog.js';
 import { baseObjectStructures } from './object-structures.js';
 import { asset } from './objects/asset.js';
 import { baseObjects } from './objects/index.js';
@@ -54,7 +55,10 @@ test('every domain the base definitions bind is created by the migrations', () =
   assert.ok(bound.length > 5);
   assert.deepEqual(
     bound.filter(
-      (domainId) => ![...systemDomainIds, ...packageDomainIds, ...serviceRequestDomainIds].includes(domainId),
+      (domainId) =>
+        ![...systemDomainIds, ...packageDomainIds, ...serviceRequestDomainIds, ...worklogDomainIds].includes(
+          domainId,
+        ),
     ),
     [],
   );
@@ -108,6 +112,7 @@ test('an unknown domain id fails naming the object and the attribute', () => {
       ...systemDomainIds,
       ...packageDomainIds,
       ...serviceRequestDomainIds,
+      ...worklogDomainIds,
       'ASSETTYPES',
     ]),
   );

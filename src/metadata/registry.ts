@@ -1,6 +1,7 @@
 import { systemDomainIds } from '../db/migrations/0002-system-domains.js';
 import { packageDomainIds } from '../db/migrations/0013-migration-packages.js';
 import { serviceRequestDomainIds } from '../db/migrations/0017-service-requests.js';
+import { worklogDomainIds } from '../db/migrations/0026-worklog.js';
 import { baseObjects } from './objects/index.js';
 import { baseObjectStructures } from './object-structures.js';
 import type {
@@ -34,6 +35,8 @@ export interface StructureNode {
   children: readonly StructureNode[];
   /** Values every row of this child collection gets on insert (see ChildDef.values). */
   values?: Readonly<Record<string, string | number | boolean>>;
+  /** Whether a null join value matches a null (see ChildDef.nullSafe). */
+  nullSafe?: boolean;
 }
 
 export interface ObjectStructure {
@@ -65,7 +68,12 @@ export class MetadataRegistry {
   constructor(
     objects: readonly ObjectDef[] = baseObjects,
     structures: readonly ObjectStructureDef[] = baseObjectStructures,
-    domainIds: Iterable<string> = [...systemDomainIds, ...packageDomainIds, ...serviceRequestDomainIds],
+    domainIds: Iterable<string> = [
+      ...systemDomainIds,
+      ...packageDomainIds,
+      ...serviceRequestDomainIds,
+      ...worklogDomainIds,
+    ],
   ) {
     this.domainIds = new Set(domainIds);
     validateMetadata(objects, structures, this.domainIds);
@@ -89,6 +97,11 @@ export class MetadataRegistry {
 
   objectStructures(): ObjectStructure[] {
     return this.structureDefs.map((def) => this.structures.get(def.name)!);
+  }
+
+  /** The other names a structure is served under (`MXWO` for MXAPIWODETAIL), upper case. */
+  aliasesOf(structure: ObjectStructure): readonly string[] {
+    return this.structureDefs.find((def) => def.name === structure.name)?.aliases ?? [];
   }
 
   /** Grows with every change of the metadata: whatever was derived from it under another version is stale. */
@@ -164,15 +177,17 @@ export class MetadataRegistry {
     on: ReadonlyArray<readonly [string, string]>,
     children: readonly ChildDef[],
     values: ChildDef['values'],
+    nullSafe?: boolean,
   ): StructureNode {
     return {
       name,
       object: this.object(objectName),
       on,
       children: children.map((child) =>
-        this.node(child.name, child.object, child.on, child.children ?? [], child.values),
+        this.node(child.name, child.object, child.on, child.children ?? [], child.values, child.nullSafe),
       ),
       ...(values && { values }),
+      ...(nullSafe && { nullSafe }),
     };
   }
 }

@@ -119,6 +119,11 @@ export interface ChildDef {
   children?: readonly ChildDef[];
   /** Values every child row of this collection gets on insert (tasks: `istask`, `woclass: "ACTIVITY"`). */
   values?: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * Join values may be null, and a null then matches a null (the work logs of a service request without a site):
+   * without it a parent with a null join value has an empty collection, as `=` compares.
+   */
+  nullSafe?: boolean;
 }
 
 /**

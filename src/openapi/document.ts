@@ -280,7 +280,13 @@ export function withObjectStructures(document: Json, metadata: MetadataRegistry)
   const structures = metadata.objectStructures();
   const components = (document.components ?? {}) as Json;
   const schemas: Json = { ...(components.schemas as Json) };
-  for (const structure of structures) schemas[resourceSchemaName(structure)] = resourceSchema(structure);
+  for (const structure of structures) {
+    const schema = resourceSchema(structure);
+    schemas[resourceSchemaName(structure)] = schema;
+    // Aliases too (`RESOURCE_MXWO`): tools look a structure's schema up by the name they call it with
+    // (docs/compatibility.md, "OpenAPI").
+    for (const alias of metadata.aliasesOf(structure)) schemas[`RESOURCE_${alias}`] = schema;
+  }
   const examples = Object.fromEntries(
     structures.map((structure) => [
       structure.name.toLowerCase(),

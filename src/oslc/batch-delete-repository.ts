@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DynamicDatabase } from '../db/schema.js';
 import type { ObjectMeta } from '../metadata/registry.js';
-import { columnArray } from './batch-repository.js';
+import { columnArray, nullPartMatches } from './batch-repository.js';
 import type { ColumnLimits } from './column-limits.js';
 import type { Row } from './repository.js';
 import type { StoredValue } from './values.js';
@@ -26,12 +26,16 @@ export async function lockUniqueIds(
   return result.rows;
 }
 
-/** Where `columns` equal one of `tuples` (a tuple with a null part matches nothing, as `in` compares). */
+/**
+ * Where `columns` equal one of `tuples`: a tuple with a null part matches nothing, as `in` compares, unless
+ * `nullSafe` (a null-safe child collection's join), where its null part matches a null.
+ */
 function matching(
   limits: ColumnLimits,
   object: ObjectMeta,
   columns: readonly string[],
   tuples: readonly StoredValue[][],
+  nullSafe: boolean,
 ): RawBuilder<unknown> {
   const names = sql.join(columns.map((column) => sql.ref(column)));
   const arrays = columns.map((column, index) =>
@@ -42,7 +46,9 @@ function matching(
       tuples.map((tuple) => tuple[index] ?? null),
     ),
   );
-  return sql`(${names}) in (select * from unnest(${sql.join(arrays)}))`;
+  const complete = sql`(${names}) in (select * from unnest(${sql.join(arrays)}))`;
+  const partial = nullSafe ? nullPartMatches(columns, tuples) : undefined;
+  return partial ? sql`(${complete} or ${partial})` : complete;
 }
 
 /** Locks and answers the rows whose `columns` equal one of `tuples` (the children of many parents). */
@@ -52,10 +58,11 @@ export async function lockMatching(
   limits: ColumnLimits,
   columns: readonly string[],
   tuples: readonly StoredValue[][],
+  nullSafe = false,
 ): Promise<Row[]> {
   if (tuples.length === 0) return [];
   const result = await sql<Row>`select * from ${sql.table(object.table)}
-    where ${matching(limits, object, columns, tuples)} for update`.execute(db);
+    where ${matching(limits, object, columns, tuples, nullSafe)} for update`.execute(db);
   return result.rows;
 }
 
@@ -80,10 +87,11 @@ export async function deleteMatching(
   columns: readonly string[],
   tuples: readonly StoredValue[][],
   answer: DeletedAnswer,
+  nullSafe = false,
 ): Promise<Row[]> {
   if (tuples.length === 0) return [];
   const result = await sql<Row>`delete from ${sql.table(object.table)}
-    where ${matching(limits, object, columns, tuples)}${answering(object, answer)}`.execute(db);
+    where ${matching(limits, object, columns, tuples, nullSafe)}${answering(object, answer)}`.execute(db);
   return result.rows;
 }
 

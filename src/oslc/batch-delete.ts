@@ -152,12 +152,12 @@ export class BatchDelete {
       });
       if (this.deletesUnread(child, removed)) {
         const answer = this.observes(object) ? 'rows' : 'nothing';
-        const rows = await deleteMatching(db, object, limits, columns, tuples, answer);
+        const rows = await deleteMatching(db, object, limits, columns, tuples, answer, child.nullSafe);
         await this.observe(object, rows.map(owned));
         continue;
       }
       // A row already deleted with this batch (a child that is also a record of it) is deleted once.
-      const rows = (await lockMatching(db, object, limits, columns, tuples)).filter(
+      const rows = (await lockMatching(db, object, limits, columns, tuples, child.nullSafe)).filter(
         (row) => !removed.has(rowText(object, row)),
       );
       if (rows.length === 0) continue;

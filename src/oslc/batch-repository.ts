@@ -56,6 +56,28 @@ export async function findKeyed(
   return findMatching(db, object, limits, object.keys, keyTuples);
 }
 
+/**
+ * Where `columns` equal one of the `tuples` that have a null part, a null part matching only a null (the join of a
+ * null-safe child collection, StructureNode.nullSafe); undefined when no tuple has one. One conjunction per tuple:
+ * such parents are rare (a service request without a site).
+ */
+export function nullPartMatches(
+  columns: readonly string[],
+  tuples: readonly (readonly StoredValue[])[],
+): RawBuilder<unknown> | undefined {
+  const partial = tuples.filter((tuple) => tuple.some((value) => value === null));
+  if (partial.length === 0) return undefined;
+  const conjunction = (tuple: readonly StoredValue[]) =>
+    sql`(${sql.join(
+      columns.map((column, index) => {
+        const value = tuple[index] ?? null;
+        return value === null ? sql`${sql.ref(column)} is null` : sql`${sql.ref(column)} = ${value}`;
+      }),
+      sql` and `,
+    )})`;
+  return sql`(${sql.join(partial.map(conjunction), sql` or `)})`;
+}
+
 /** The stored rows whose `columns` hold one of `tuples` (no null parts): keys, or a child collection's join. */
 export async function findMatching(
   db: Db,

@@ -71,7 +71,8 @@ export async function resolveChildPath(
   if (!parent) throw errors.resourceNotFound(structure.name, id);
   for (const [index, step] of steps.entries()) {
     const node = parentNode.children.find((child) => child.name.toLowerCase() === step.name);
-    if (!node) throw errors.resourceNotFound(structure.name, `${id}/${step.name}`);
+    // The resource exists: a name the structure lacks must not read as a missing record (docs/errors.md).
+    if (!node) throw errors.unknownChildCollection(structure.name, step.name, id);
     const last = index === steps.length - 1;
     if (step.member === undefined) {
       if (!last) throw errors.resourceNotFound(structure.name, `${id}/${step.name}`);
@@ -103,7 +104,10 @@ export function childScope(node: StructureNode, parent: Row): Filter {
         object: node.object,
         attribute: node.object.attributes.get(to)!,
       };
-      return { op: 'eq' as const, column, value: parent[from] ?? null };
+      const value = parent[from] ?? null;
+      // A null join value of a null-safe child matches a null; otherwise `=` matches nothing, as in the join.
+      if (value === null && node.nullSafe) return { op: 'isNull' as const, column };
+      return { op: 'eq' as const, column, value };
     }),
   };
 }

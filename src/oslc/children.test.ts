@@ -201,7 +201,8 @@ describe('child collections are collections', () => {
     const other = await groupId('MAINT');
     const unknown = await get(`/maximo/api/os/mxapigroup/${id}/nosuchchild`);
     assert.equal(unknown.statusCode, 404);
-    assert.equal(json(unknown).Error?.reasonCode, 'BMXAA8727E');
+    // The group exists: the refusal names the child collection, not a missing record (docs/errors.md, EAS0024E).
+    assert.equal(json(unknown).Error?.reasonCode, 'EAS0024E');
     const maint = json(await get(`/maximo/api/os/mxapigroup/${other}/groupuser`)).member ?? [];
     const uid = /-(\d+)$/.exec(String(maint[0]!.localref))![1];
     assert.equal((await get(`/maximo/api/os/mxapigroup/${id}/groupuser/0-${uid}`)).statusCode, 404);

@@ -9,7 +9,7 @@ import { sendJson } from '../http/reply.js';
 import { isMergePatch, methodOverride, propertiesOfWrite, registerWriteBodyParsers } from './bodies.js';
 import { readCollectionParams } from './collection-params.js';
 import { apiMetaJson } from './query/index.js';
-import { actionOf, collectionAction, memberAction } from './actions.js';
+import { actionOf, collectionAction, memberAction, memberReadAction } from './actions.js';
 import { schemaRoutes } from './schema-routes.js';
 import {
   CollectionBody,
@@ -33,6 +33,32 @@ export async function oslcRoutes(app: FastifyInstance, options: OslcRoutesOption
   memberWriteRoutes(app, options);
   await childRoutes(app, options);
   schemaRoutes(app, options);
+  verbRoutes(app);
+}
+
+/**
+ * The HTTP verbs PATCH and PUT, which the deployed systems do not serve (writes are POST with `x-method-override`):
+ * a method error naming the override to send and an `Allow` header, not "no resource" (docs/compatibility.md,
+ * "HTTP methods"). Any logged-in user gets it; it reveals nothing about the structure.
+ */
+function verbRoutes(app: FastifyInstance): void {
+  const allowed: ReadonlyArray<readonly [string, string]> = [
+    ['/os/:os', 'GET, POST'],
+    ['/os/:os/:id', 'GET, POST, DELETE'],
+    ['/os/:os/:id/*', 'GET, POST, DELETE'],
+  ];
+  for (const [url, allow] of allowed) {
+    app.route({
+      method: ['PATCH', 'PUT'],
+      url,
+      config: { access: { kind: 'user' } },
+      handler: async (request, reply) => {
+        reply.header('allow', allow);
+        const override = request.method === 'PUT' ? 'PATCH' : request.method;
+        throw errors.methodNotAllowed(`${request.method} (send POST with x-method-override: ${override})`);
+      },
+    });
+  }
 }
 
 /** Collections (and collection actions), API metadata, and members, as GET reads them. */
@@ -83,7 +109,8 @@ function readRoutes(app: FastifyInstance, options: OslcRoutesOptions): void {
     async (request, reply) => {
       const structure = request.objectStructure!;
       const action = actionOf(request);
-      if (action !== undefined) throw errors.unknownAction(action, structure.name);
+      if (action !== undefined)
+        return memberReadAction(request, reply, options, structure, request.params.id, action);
       const params = readCollectionParams(request.query);
       // One statement: the member is selected by its address in the read itself (ResourceService.readAt).
       return sendResource(request, reply, options, { structure, id: request.params.id, params }, 200);

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test/helpers/app.js';
 import type { DynamicDatabase } from '../db/schema.js';
+import { encodeRestId } from './rest-id.js';
 
 /**
  * Service requests (MXAPISR, docs/compatibility.md "Service requests") as a Postman collection and an MCP server
@@ -108,6 +109,143 @@ describe('service requests (MXAPISR)', () => {
     assert.equal(deleted.statusCode, 204, deleted.body);
     assert.equal((await request('GET', `${nashua.location}?lean=1`)).statusCode, 404);
     assert.deepEqual(await history('1015', 'NASHUA'), [], 'the history goes with the request');
+  });
+
+  test('a request without a site: 201, read, updated, a work log, a status change and deleted through its href', async () => {
+    // The Postman collection's shape: no siteid. The request is numbered by the system TICKETID row.
+    const created = await request(
+      'POST',
+      `${SR}?lean=1`,
+      { description: 'Printer jammed', reportedby: 'WILSON' },
+      {
+        ...admin,
+        properties: 'ticketid,siteid,orgid,status,href',
+      },
+    );
+    assert.equal(created.statusCode, 201, created.body);
+    const body = json(created);
+    const ticketid = String(body.ticketid);
+    assert.match(ticketid, /^\d+$/);
+    assert.equal(body.siteid, undefined, 'no site, dropped as a null');
+    assert.equal(body.orgid, undefined);
+    assert.equal(body.status, 'NEW');
+    const location = String(created.headers.location);
+    assert.equal(location.split('/').pop(), encodeRestId([ticketid, null]));
+    assert.equal(body.href, location);
+    const second = await create({ description: 'Second printer' });
+    assert.notEqual(second.row.ticketid, ticketid, 'each request without a site has its own ticketid');
+    assert.deepEqual(
+      await db
+        .selectFrom('ticket')
+        .select(['siteid', 'orgid'])
+        .where('ticketid', '=', ticketid)
+        .where('siteid', 'is', null)
+        .execute(),
+      [{ siteid: null, orgid: null }],
+    );
+
+    const read = await request(
+      'GET',
+      `${location}?lean=1&oslc.select=ticketid,siteid,description,reportedbyperson.displayname`,
+    );
+    assert.equal(read.statusCode, 200, read.body);
+    const member = json(read);
+    assert.deepEqual(
+      {
+        ticketid: member.ticketid,
+        siteid: member.siteid,
+        description: member.description,
+        person: member.reportedbyperson,
+      },
+      { ticketid, siteid: undefined, description: 'Printer jammed', person: { displayname: 'Mike Wilson' } },
+    );
+    assert.equal(member.href, location);
+
+    const patched = await request(
+      'POST',
+      `${location}?lean=1`,
+      {
+        description: 'Printer jammed (tray 2)',
+        worklog: [{ description: 'Called the user', logtype: 'WORK' }],
+      },
+      { ...admin, 'x-method-override': 'PATCH', patchtype: 'MERGE' },
+    );
+    assert.equal(patched.statusCode, 204, patched.body);
+    const logged = await request('POST', `${location}/worklog?lean=1`, { description: 'Tray replaced' });
+    assert.equal(logged.statusCode, 201, logged.body);
+    const changed = await request(
+      'POST',
+      `${location}?lean=1&action=wsmethod:changeStatus`,
+      { status: 'RESOLVED', memo: 'fixed' },
+      { ...admin, 'x-method-override': 'PATCH' },
+    );
+    assert.equal(changed.statusCode, 204, changed.body);
+
+    const withLogs = json(
+      await request(
+        'GET',
+        `${location}?lean=1&oslc.select=description,status,worklog{description,logtype,siteid}`,
+      ),
+    );
+    assert.equal(withLogs.description, 'Printer jammed (tray 2)');
+    assert.equal(withLogs.status, 'RESOLVED');
+    assert.deepEqual(
+      (withLogs.worklog as Json[]).map(({ description, logtype, siteid }) => ({
+        description,
+        logtype,
+        siteid,
+      })),
+      [
+        { description: 'Called the user', logtype: 'WORK', siteid: undefined },
+        { description: 'Tray replaced', logtype: 'CLIENTNOTE', siteid: undefined },
+      ],
+    );
+    const child = json(await request('GET', `${location}/worklog?lean=1&oslc.select=description`));
+    assert.deepEqual(
+      (child.member as Json[]).map(({ description }) => description),
+      ['Called the user', 'Tray replaced'],
+    );
+    // A request of a site with the same number (the demo's, else made so) is another request, its logs apart.
+    const taken = await db
+      .selectFrom('ticket')
+      .select('ticketid')
+      .where('ticketid', '=', ticketid)
+      .where('siteid', '=', 'BEDFORD')
+      .executeTakeFirst();
+    if (!taken) await create({ siteid: 'BEDFORD', ticketid, description: 'Same number' });
+    const sitedHref = `${SR}/${encodeRestId([ticketid, 'BEDFORD'])}`;
+    const sited = json(await request('GET', `${sitedHref}?lean=1&oslc.select=siteid,worklog{description}`));
+    assert.equal(sited.siteid, 'BEDFORD');
+    assert.deepEqual(sited.worklog ?? [], []);
+    const tkstatus = await db
+      .selectFrom('tkstatus')
+      .select(['status', 'siteid'])
+      .where('ticketid', '=', ticketid)
+      .where('siteid', 'is', null)
+      .orderBy('tkstatusid')
+      .execute();
+    assert.deepEqual(tkstatus, [
+      { status: 'NEW', siteid: null },
+      { status: 'RESOLVED', siteid: null },
+    ]);
+
+    const deleted = await request('DELETE', location);
+    assert.equal(deleted.statusCode, 204, deleted.body);
+    assert.equal((await request('GET', `${location}?lean=1`)).statusCode, 404);
+    const left = async (table: 'worklog' | 'tkstatus', column: 'recordkey' | 'ticketid') =>
+      Number(
+        (
+          await db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where(column, '=', ticketid)
+            .where('siteid', 'is', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    assert.equal(await left('worklog', 'recordkey'), 0, 'the work logs go with the request');
+    assert.equal(await left('tkstatus', 'ticketid'), 0, 'the history goes with the request');
+    assert.equal((await request('GET', `${second.location}?lean=1`)).statusCode, 200, 'the other one stays');
   });
 
   test('a person or asset that does not exist is refused, nothing written', async () => {

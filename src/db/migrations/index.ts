@@ -23,6 +23,10 @@ import { migrationBackout } from './0022-migration-backout.js';
 import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import { sessionCookieClaims } from './0024-session-cookie-claims.js';
 import { attachments } from './0025-attachments.js';
+import { worklog } from './0026-worklog.js';
+import { assetAssetId } from './0027-asset-assetid.js';
+import { workorderFollowUp } from './0028-workorder-followup.js';
+import { ticketOptionalSite } from './0029-ticket-optional-site.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -53,6 +57,10 @@ export const migrations: readonly Migration[] = [
   assetReferencesRestrict,
   sessionCookieClaims,
   attachments,
+  worklog,
+  assetAssetId,
+  workorderFollowUp,
+  ticketOptionalSite,
 ];
 
 export const migrationProvider: MigrationProvider = {

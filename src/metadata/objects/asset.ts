@@ -31,6 +31,8 @@ export const asset: ObjectDef = {
   orgAttribute: 'orgid',
   attributes: [
     uniqueId('assetuid', 'Asset ID'),
+    // The deployed systems' numeric asset identifier, numbered by the database (docs/compatibility.md, "ASSETID").
+    { name: 'assetid', type: 'BIGINT', title: 'Asset Identifier', generated: true },
     keyAttribute('assetnum', 'Asset', 25, { autokey: 'ASSETNUM' }),
     ...siteAndOrg,
     description,

@@ -27,6 +27,7 @@ import { synonymdomain } from './synonymdomain.js';
 import { tabledomain } from './tabledomain.js';
 import { tkstatus } from './tkstatus.js';
 import { workorder } from './workorder.js';
+import { worklog } from './worklog.js';
 import { wostatus } from './wostatus.js';
 
 /** The business objects of the service, one file each (see ../README.md for how to add one). */
@@ -61,4 +62,5 @@ export const baseObjects: readonly ObjectDef[] = [
   maxpropvalue,
   sr,
   tkstatus,
+  worklog,
 ];

@@ -36,7 +36,10 @@ function personAttribute(name: string, title: string): AttributeDef {
   };
 }
 
-/** Service requests: tickets of class SR, numbered per site (docs/compatibility.md, "Service requests"). */
+/**
+ * Service requests: tickets of class SR, numbered per site, or by the system row when without a site
+ * (docs/compatibility.md, "Service requests").
+ */
 export const sr: ObjectDef = {
   name: 'SR',
   table: 'ticket',
@@ -47,7 +50,9 @@ export const sr: ObjectDef = {
   attributes: [
     uniqueId('ticketuid', 'Ticket ID'),
     keyAttribute('ticketid', 'Service Request', 15, { autokey: 'TICKETID' }),
-    ...siteAndOrg,
+    // A request need not name a site (docs/compatibility.md, "Service requests"): the key's site part is then null.
+    { ...siteAndOrg[0]!, required: false },
+    ...siteAndOrg.slice(1),
     { name: 'class', type: 'UPPER', title: 'Class', length: 16, insertOnly: true, defaultValue: 'SR' },
     description,
     { name: 'description_longdescription', type: 'ALN', title: 'Long Description', length: 32000 },

@@ -104,6 +104,15 @@ export const workorder: ObjectDef = {
     { name: 'actstart', type: 'DATETIME', title: 'Actual Start' },
     { name: 'actfinish', type: 'DATETIME', title: 'Actual Finish' },
     { name: 'description_longdescription', type: 'ALN', title: 'Long Description', length: 32000 },
+    // The record this one follows up (`wsmethod:createFollowUp`, docs/compatibility.md "Actions").
+    { name: 'origrecordid', type: 'UPPER', title: 'Originating Record', length: 25, insertOnly: true },
+    {
+      name: 'origrecordclass',
+      type: 'UPPER',
+      title: 'Originating Record Class',
+      length: 16,
+      insertOnly: true,
+    },
   ],
   statusHistory: 'WOSTATUS',
   relations: [

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DynamicDatabase } from '../../db/schema.js';
 import type { ObjectMeta, StructureNode } from '../../metadata/registry.js';
 import type { ColumnLimits } from '../../oslc/column-limits.js';
+import { nullPartMatches } from '../../oslc/batch-repository.js';
 import type { Row } from '../../oslc/repository.js';
 import type { StoredValue } from '../../oslc/values.js';
 import type { Db, PackageRow } from '../repository.js';
@@ -67,16 +68,20 @@ export async function childRows(
   child: StructureNode,
   parents: readonly Row[],
 ): Promise<Row[]> {
-  const tuples = parents
-    .map((parent) => child.on.map(([parentAttribute]) => parent[parentAttribute] ?? null))
-    .filter((tuple) => tuple.every((value) => value !== null));
-  if (tuples.length === 0) return [];
+  const joined = parents.map((parent) =>
+    child.on.map(([parentAttribute]) => parent[parentAttribute] ?? null),
+  );
+  const tuples = joined.filter((tuple) => tuple.every((value) => value !== null));
+  const columns = child.on.map(([, childAttribute]) => childAttribute);
+  // A null join value matches nothing, as `in` compares, but in a null-safe child's join, where it matches a null.
+  const partial = child.nullSafe ? nullPartMatches(columns, joined) : undefined;
+  if (tuples.length === 0 && !partial) return [];
+  const complete = tuples.length > 0 ? tuplesIn(limits, child.object, columns, tuples) : sql`false`;
   const fixed = Object.entries(child.values ?? {}).map(
     ([column, value]) => sql` and ${sql.ref(column)} = ${value}`,
   );
-  const columns = child.on.map(([, childAttribute]) => childAttribute);
   const result = await sql<Row>`select * from ${sql.table(child.object.table)}
-    where ${tuplesIn(limits, child.object, columns, tuples)}${sql.join(fixed, sql``)}
+    where ${partial ? sql`(${complete} or ${partial})` : complete}${sql.join(fixed, sql``)}
     order by ${sql.ref(child.object.uniqueId)}`.execute(db);
   return result.rows;
 }

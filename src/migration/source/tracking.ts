@@ -51,7 +51,8 @@ export async function rootRowsOf(
       const pairs = node.on.map(
         ([parentAttribute, childAttribute]) => [parentAttribute, child[childAttribute] ?? null] as const,
       );
-      if (pairs.length === 0 || pairs.some(([, value]) => value === null)) continue;
+      // A null matches nothing, but in a null-safe child's join (findAll compares it with `is null`).
+      if (pairs.length === 0 || (!node.nullSafe && pairs.some(([, value]) => value === null))) continue;
       for (const found of await findAll(db, parent.object.table, pairs))
         parents.set(String(found[parent.object.uniqueId]), found);
     }

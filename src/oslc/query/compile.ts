@@ -193,14 +193,16 @@ function selectNode(db: Db, query: MemberQuery, node: NodePlan, depth = 0): Memb
  * The rows of a child collection (or a 1:n relation) of the row at `depth - 1`, as one JSON array in its order,
  * read in the statement of the parent: a correlated subquery, so that a member and its child collections, however
  * deep, are one statement and one round trip. The child's `.where` and its values stay bound parameters; an empty
- * collection is `[]`, as is the collection of a parent whose join values are null (`=` matches no null).
+ * collection is `[]`, as is the collection of a parent whose join values are null (`=` matches no null), unless the
+ * child is null-safe (a null matches a null).
  */
 function childCollection(db: Db, child: ChildPlan, depth: number): RawBuilder<unknown> {
   const alias = aliasAt(depth);
   const parent = aliasAt(depth - 1);
   let rows = db.selectFrom(`${child.node.object.table} as ${alias}`) as unknown as MemberQuery;
+  const equals = child.nullSafe ? 'is not distinct from' : '=';
   for (const [parentColumn, childColumn] of child.on)
-    rows = rows.whereRef(`${alias}.${childColumn}`, '=', `${parent}.${parentColumn}`);
+    rows = rows.whereRef(`${alias}.${childColumn}`, equals, `${parent}.${parentColumn}`);
   if (child.filter) rows = withFilters(db, rows, [child.filter], alias);
   rows = selectNode(db, rows, child.node, depth);
   const terms = orderTerms(child.node.object, child.order, alias);

@@ -115,7 +115,7 @@ export function nodeShape(node: NodePlan): string {
     const filter = child.filter
       ? `${filtersShape([child.filter])}${JSON.stringify(filterValues([child.filter]))}`
       : '';
-    return `${child.jsonName}:${child.kind}${onShape(child.on)}${filter}<${orderShape(child.order)}>{${nodeShape(child.node)}}`;
+    return `${child.jsonName}:${child.kind}${onShape(child.on)}${child.nullSafe ? '?' : ''}${filter}<${orderShape(child.order)}>{${nodeShape(child.node)}}`;
   });
   // The keys and the unique id are always read (compile.ts, fetchedAttributes).
   const object = `${node.object.name}@${node.object.table}(${node.object.keys.join(',')};${node.object.uniqueId})`;

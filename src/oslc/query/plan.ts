@@ -88,6 +88,8 @@ export interface ChildPlan {
   kind: 'child' | 'relation';
   /** Join pairs (attribute of the parent, attribute of the child). */
   on: ReadonlyArray<readonly [string, string]>;
+  /** Whether a null join value matches a null (StructureNode.nullSafe). */
+  nullSafe?: boolean;
   node: NodePlan;
   filter?: Filter;
   order: readonly OrderPlan[];
@@ -298,6 +300,7 @@ function planNode(
           jsonName: childNode.name,
           kind: 'child',
           on: childNode.on,
+          ...(childNode.nullSafe && { nullSafe: true }),
           node: planNode(metadata, childNode.object, childNode, item.items, request, depth + 1),
           ...(where && { filter: planFilter(metadata, childNode.object, where, false) }),
           order: planOrder(childNode.object, orderBy),

@@ -28,7 +28,11 @@ async function snapshot(app: TestApp) {
   const db = app.storage.db;
   return {
     rows: await dumpTables(db, [
-      { table: 'asset', where: `assetnum like 'BO%'`, ignore: ['assetuid', 'statusdate', ...STAMPS] },
+      {
+        table: 'asset',
+        where: `assetnum like 'BO%'`,
+        ignore: ['assetuid', 'assetid', 'statusdate', ...STAMPS],
+      },
       { table: 'assetspec', where: `assetnum like 'BO%'`, ignore: ['assetspecid', ...STAMPS] },
       { table: 'maxgroup', where: `groupname = 'BOGRP'`, ignore: ['maxgroupid', ...STAMPS] },
       { table: 'osauth', where: `groupname = 'BOGRP'`, ignore: ['osauthid', ...STAMPS] },

@@ -5,6 +5,7 @@ import { generateKeyPair } from 'jose';
 import { buildApp, type BuiltApp } from '../../app.js';
 import { json, maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { PROVIDER_PASSWORD, startProvider, type TestProvider } from '../../../test/oidc/provider.js';
+import { REVIEWED_RETURN_ADDRESSES } from '../../../test/helpers/return-addresses.js';
 
 const CLIENT = {
   clientId: 'eas-test',
@@ -144,6 +145,19 @@ describe('OpenID Connect sign-in', () => {
     const { response } = await signIn('wilson', 'https://evil.example/steal');
     assert.equal(response.statusCode, 302, response.body);
     assert.equal(response.headers.location, '/maximo/signin');
+  });
+
+  test('a return address that normalises to another host lands on the sign-in page after the callback', async () => {
+    for (const returnTo of [
+      ...REVIEWED_RETURN_ADDRESSES,
+      '/%2fevil.com',
+      '/\\evil.com',
+      'javascript:alert(1)',
+    ]) {
+      const { response } = await signIn('wilson', returnTo);
+      assert.equal(response.statusCode, 302, response.body);
+      assert.equal(response.headers.location, '/maximo/signin', returnTo);
+    }
   });
 
   test('/oslc takes the browser session and creates the user its key; /api takes only that key', async () => {

@@ -73,11 +73,10 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
         ...(completed.provider && { provider: completed.provider }),
       });
       clearStateCookie(reply, cookies, OIDC_STATE_COOKIE);
-      return reply
-        .code(302)
-        .header('cache-control', 'no-store')
-        .header('location', completed.returnTo)
-        .send();
+      // Checked again as it is sent: the sealed state only carries what the start accepted (docs/federated-login.md,
+      // "Return address").
+      const returnTo = sameOriginTarget(completed.returnTo, returnToPolicy(request, contextRoot));
+      return reply.code(302).header('cache-control', 'no-store').header('location', returnTo).send();
     },
   );
 

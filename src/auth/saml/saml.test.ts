@@ -17,6 +17,10 @@ import {
   tampered,
   type ResponseOptions,
 } from '../../../test/helpers/saml-idp.js';
+import {
+  HOSTILE_RETURN_ADDRESSES,
+  REVIEWED_RETURN_ADDRESSES,
+} from '../../../test/helpers/return-addresses.js';
 
 const ASSETS = '/maximo/oslc/os/mxapiasset?oslc.select=assetnum&oslc.pageSize=1&lean=1';
 /** Where a browser goes when it asked for nothing acceptable: the sign-in page. */
@@ -131,6 +135,7 @@ describe('SAML service provider', () => {
       return new URL(String(response.headers.location)).searchParams.get('RelayState');
     };
     for (const returnTo of [
+      ...REVIEWED_RETURN_ADDRESSES,
       'https://evil.example/',
       '//evil.example/x',
       '/\\evil.example',
@@ -319,7 +324,7 @@ describe('SAML service provider', () => {
   });
 
   test('a RelayState that is not a path on this server returns to the landing page', async () => {
-    for (const relay of ['https://evil.example/', '//evil.example', 'javascript:alert(1)']) {
+    for (const relay of ['https://evil.example/', '//evil.example', ...HOSTILE_RETURN_ADDRESSES]) {
       const response = await postResponse(t.app, await answer(), relay);
       assert.equal(response.statusCode, 302, response.body);
       assert.equal(response.headers.location, SIGN_IN, relay);

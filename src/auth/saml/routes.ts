@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
+  admitSignInStart,
   clearStateCookie,
   readCookie,
   returnToPolicy,
@@ -78,8 +79,9 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     async (request, reply) => {
       // Only a page of this service's own origin; anything else returns to the sign-in page (an open redirect
       // otherwise).
+      admitSignInStart(request, reply, context);
       const returnTo = sameOriginTarget(request.query.returnTo, returnToPolicy(request, contextRoot));
-      const start = await saml.startLogin(returnTo);
+      const start = await saml.startLogin(returnTo, request.ip);
       // A request id is issued once: no cache may replay the answer to another browser.
       reply.header('cache-control', 'no-store');
       if (saml.bindsBrowser) {

@@ -21,6 +21,7 @@ import { corsProperties } from './0019-cors-properties.js';
 import { deploymentIdentity } from './0020-deployment-identity.js';
 import { migrationBackout } from './0022-migration-backout.js';
 import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
+import { federatedBounds } from './0024-federated-bounds.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -49,6 +50,7 @@ export const migrations: readonly Migration[] = [
   deploymentIdentity,
   migrationBackout,
   assetReferencesRestrict,
+  federatedBounds,
 ];
 
 export const migrationProvider: MigrationProvider = {

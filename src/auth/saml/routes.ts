@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
@@ -42,6 +43,15 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
+const SUBMIT_SCRIPT = 'document.forms[0].submit()';
+/**
+ * The post form's policy: its one line of script (by hash), no other resource, never framed. The form may post to
+ * the provider (form-action is left open: its address is the provider's).
+ */
+const POST_FORM_CSP =
+  `default-src 'none'; script-src 'sha256-${createHash('sha256').update(SUBMIT_SCRIPT).digest('base64')}'; ` +
+  "base-uri 'none'; frame-ancestors 'none'";
+
 /**
  * The HTTP-POST binding of the request: a form the browser posts to the provider, submitted by a line of script, or
  * by its button (focused, so Enter sends it) where scripts do not run.
@@ -54,7 +64,7 @@ function postForm(start: Extract<LoginStart, { binding: 'post' }>): string {
     '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Signing in</title></head><body>' +
     `<form method="post" action="${escapeHtml(start.action)}">${fields}` +
     '<p>Continue to the identity provider to sign in.</p><button type="submit" autofocus>Continue</button></form>' +
-    '<script>document.forms[0].submit()</script></body></html>'
+    `<script>${SUBMIT_SCRIPT}</script></body></html>`
   );
 }
 
@@ -95,7 +105,11 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
         });
       }
       if (start.binding === 'redirect') return reply.code(302).header('location', start.location).send();
-      return reply.code(200).type('text/html; charset=utf-8').send(postForm(start));
+      return reply
+        .code(200)
+        .header('content-security-policy', POST_FORM_CSP)
+        .type('text/html; charset=utf-8')
+        .send(postForm(start));
     },
   );
 

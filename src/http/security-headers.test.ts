@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createHash } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { SAML_ENV } from '../../test/helpers/saml-idp.js';
 import { DEFAULT_PAGE_CSP, HSTS } from './security-headers.js';
 
 /**
@@ -199,5 +201,26 @@ describe('security headers behind an https public address', () => {
       const response = await t.app.inject({ url, headers });
       assert.equal(response.headers['strict-transport-security'], HSTS, url);
     }
+  });
+});
+
+describe('the SAML post form', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ ...SAML_ENV, EAS_SAML_REQUEST_BINDING: 'post' });
+  });
+  after(() => t.close());
+
+  test('framed by nobody, its policy admitting its own script (by hash) and nothing else', async () => {
+    const response = await t.app.inject({ url: '/maximo/saml/login' });
+    assert.equal(response.statusCode, 200, response.body);
+    assertFramedByNobody(response, '/maximo/saml/login');
+    const script = /<script>([^<]*)<\/script>/.exec(response.body)?.[1];
+    assert.ok(script, 'the page submits its form by script');
+    const hash = createHash('sha256').update(script).digest('base64');
+    const policy = String(response.headers['content-security-policy']);
+    assert.match(policy, new RegExp(`script-src 'sha256-${hash.replace(/[+/]/g, '\\$&')}'`));
+    assert.match(policy, /default-src 'none'/);
+    assert.doesNotMatch(policy, /form-action/, 'the form posts to the provider');
   });
 });

@@ -31,6 +31,7 @@ import { createQueryStringParser, readFlag } from './http/query-string.js';
 import { redactBody, redactUrl } from './http/redact.js';
 import { echoRequestId, lazyRequestLogging, requestIdOf } from './http/request-id.js';
 import { sendJson } from './http/reply.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { RETRY_AFTER_SECONDS } from './http/retry-after.js';
 import { CanonicalHeadersResponse } from './http/wire.js';
 import { swaggerOptions } from './openapi/document.js';
@@ -143,6 +144,8 @@ export async function buildApp(
     cors(request, reply);
   });
   registerErrorContract(app, config, graph.sessions, requests, notFoundAccess);
+  // Every answer, error answers included: nosniff, HSTS, no-store and framing (docs/security.md).
+  registerSecurityHeaders(app, { publicUrl: config.publicUrl });
 
   const context = moduleContext(config, storage, graph, { cookies, corsRules });
   // Before every module: it describes each route as it registers (docs/operations.md, "OpenAPI").

@@ -53,6 +53,8 @@ const EnvSchema = Type.Object({
   /** Whether an identity-provider user unknown here is created (in EAS_FEDERATED_DEFAULT_GROUP) rather than refused. */
   EAS_FEDERATED_CREATE_USERS: Type.Boolean({ default: false }),
   EAS_FEDERATED_DEFAULT_GROUP: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,30}$' })),
+  /** Sign-ins one client address may start per minute on each process (docs/federated-login.md). */
+  EAS_FEDERATED_STARTS_PER_MINUTE: Type.Integer({ minimum: 1, default: 60 }),
   // The OpenID Connect relying party of the `oidc` mode (docs/federated-login.md).
   EAS_OIDC_ISSUER: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   EAS_OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
@@ -100,6 +102,8 @@ const EnvSchema = Type.Object({
   EAS_SAML_SLO_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   /** Whether responses the provider sends unasked (sign-in started at its portal) are accepted. */
   EAS_SAML_ALLOW_IDP_INITIATED: Type.Boolean({ default: false }),
+  /** Whether XML signatures and digests with SHA-1 (and SigAlg RSA-SHA1) are accepted from the provider. */
+  EAS_SAML_ALLOW_SHA1: Type.Boolean({ default: false }),
   /** A port of its own for the metrics, without login; unset: `<context root>/metrics`, administrators only. */
   EAS_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   EAS_METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -186,6 +190,8 @@ export interface FederatedConfig {
   createUsers: boolean;
   /** Group such created users join; required when createUsers is set. */
   defaultGroup: string | undefined;
+  /** Sign-ins one client address may start per minute on each process. */
+  startsPerMinute: number;
 }
 
 export interface OidcConfig {
@@ -261,6 +267,8 @@ export interface SamlConfig {
   sloUrl: string;
   /** Responses that answer no request of this service (IdP-initiated sign-in) are accepted. */
   allowIdpInitiated: boolean;
+  /** SHA-1 signatures and digests of the provider's messages are accepted (refused by default). */
+  allowSha1: boolean;
 }
 
 /** This service provider's keys (docs/federated-login.md, "Keys and rollover"). */
@@ -483,6 +491,7 @@ function readSaml(parsed: Env): SamlConfig | undefined {
     idpSloUrl: parsed.EAS_SAML_IDP_SLO_URL,
     sloUrl: parsed.EAS_SAML_SLO_URL ?? new URL('slo', acsUrl).href,
     allowIdpInitiated: parsed.EAS_SAML_ALLOW_IDP_INITIATED,
+    allowSha1: parsed.EAS_SAML_ALLOW_SHA1,
   };
 }
 
@@ -521,6 +530,7 @@ function readFederated(parsed: Env): FederatedConfig {
   return {
     createUsers: parsed.EAS_FEDERATED_CREATE_USERS,
     defaultGroup: parsed.EAS_FEDERATED_DEFAULT_GROUP?.toUpperCase(),
+    startsPerMinute: parsed.EAS_FEDERATED_STARTS_PER_MINUTE,
   };
 }
 

@@ -283,6 +283,7 @@ export const errors = {
   federatedUserRefused: (userid: string) =>
     reason('EAS0191E', [userid], { attrName: 'userid', attrValue: userid }),
   identityProviderUnavailable: () => reason('EAS0192E', []),
+  tooManySignInStarts: (seconds: number) => reason('EAS0195E', [seconds]),
 
   consoleNotBuilt: () => reason('EAS0200E', []),
   sessionNotFound: (sessionid: string) =>

@@ -8,6 +8,7 @@ import type { CookiePolicy } from './auth/cookies.js';
 import type { SignInProvider } from './auth/federated/page.js';
 import { signInPageRoutes } from './auth/federated/routes.js';
 import type { FederatedSignIn } from './auth/federated/sign-in.js';
+import { SignInStarts } from './auth/federated/start-throttle.js';
 import { OIDC_LOGIN_PATH, OIDC_LOGOUT_PATH, oidcRoutes } from './auth/oidc/routes.js';
 import {
   authRoutes,
@@ -307,6 +308,7 @@ export function moduleContext(
       logins,
       users: services.federatedUsers,
       db: storage.db,
+      starts: new SignInStarts(config.federated.startsPerMinute),
     },
     providers: [],
   };

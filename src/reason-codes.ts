@@ -420,6 +420,11 @@ export const REASONS = {
     status: 502,
     text: 'The identity provider could not be reached or gave an answer that cannot be used. Try again later.',
   },
+  EAS0195E: {
+    status: 429,
+    text: (seconds: number) =>
+      `Too many sign-ins were started from this address, or are waiting for the identity provider. Try again in ${seconds} seconds.`,
+  },
 
   // The console and the sessions it lists (src/console, src/activesessions, docs/console.md).
   EAS0200E: {

@@ -6,6 +6,7 @@ import type { SignInProvider } from '../auth/federated/page.js';
 import type { AuthService } from '../auth/service.js';
 import type { SessionService } from '../auth/sessions.js';
 import { errors } from '../errors.js';
+import { publicUriOf } from '../http/links.js';
 import { PACKAGE_VERSION } from '../system/release.js';
 import { loadConsoleAssets, type ConsoleAsset } from './assets.js';
 import { CONSOLE_CSP, renderShell, type ConsoleModel } from './shell.js';
@@ -58,10 +59,7 @@ export function wantsPage(request: FastifyRequest): boolean {
  * context root itself.
  */
 export function browserBase(request: FastifyRequest, contextRoot: string): string {
-  const publicUri = request.headers['x-public-uri'];
-  const configured = request.server.publicBase?.();
-  const address =
-    typeof publicUri === 'string' && /^https?:\/\/[^\s]+$/.test(publicUri) ? publicUri : configured;
+  const address = publicUriOf(request) ?? request.server.publicBase?.();
   if (address === undefined) return contextRoot;
   try {
     return new URL(address).pathname.replace(/\/+$/, '').replace(/\/(oslc|api)$/, '');
@@ -98,7 +96,6 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       .header('cache-control', 'no-store')
       .header('content-security-policy', CONSOLE_CSP)
       .header('referrer-policy', 'same-origin')
-      .header('x-content-type-options', 'nosniff')
       .type('text/html; charset=utf-8')
       .send(html);
   };
@@ -115,10 +112,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     async (request, reply) => {
       const asset = assets.get(request.params.file);
       if (!asset) throw errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
-      reply
-        .header('cache-control', 'no-cache')
-        .header('etag', asset.etag)
-        .header('x-content-type-options', 'nosniff');
+      reply.header('cache-control', 'no-cache').header('etag', asset.etag);
       if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
       return reply.code(200).type(asset.contentType).send(asset.body);
     },

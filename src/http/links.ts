@@ -23,6 +23,19 @@ export interface Links {
   readonly api: string;
 }
 
+/**
+ * An absolute http(s) address: a host, then path segments none of which is empty (trailing slashes aside), no
+ * query, fragment, backslash or space. `http://a//evil.com/oslc` is not one: its path would make hrefs and
+ * `Location` headers of the form `//evil.com/...`, another site's address to a browser.
+ */
+const PUBLIC_URI = /^https?:\/\/[^\s/\\?#]+(?:\/[^\s/\\?#]+)*\/*$/i;
+
+/** The `x-public-uri` header (docs/compatibility.md, "Public address") when it is a valid address, else none. */
+export function publicUriOf(request: FastifyRequest): string | undefined {
+  const publicUri = request.headers['x-public-uri'];
+  return typeof publicUri === 'string' && PUBLIC_URI.test(publicUri) ? publicUri : undefined;
+}
+
 export function linksFor(
   request: FastifyRequest,
   contextRoot: string,
@@ -30,10 +43,8 @@ export function linksFor(
   relative: boolean,
 ): Links {
   if (relative) return { api: root };
-  const publicUri = request.headers['x-public-uri'];
-  if (typeof publicUri === 'string' && /^https?:\/\/[^\s]+$/.test(publicUri)) {
-    return { api: publicUri.replace(/\/+$/, '') };
-  }
+  const publicUri = publicUriOf(request);
+  if (publicUri !== undefined) return { api: publicUri.replace(/\/+$/, '') };
   const base = request.server.publicBase?.();
   if (base !== undefined) return { api: `${base}/${root}` };
   return { api: `${request.protocol}://${request.host}${contextRoot}/${root}` };

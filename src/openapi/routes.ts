@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import type { Access } from '../auth/types.js';
 import { errors } from '../errors.js';
 import { readFlag } from '../http/query-string.js';
+import { withoutFraming } from '../http/security-headers.js';
 import type { MetadataRegistry, ObjectStructure } from '../metadata/registry.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { withObjectStructures } from './document.js';
@@ -128,6 +129,8 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
       routePrefix: `${contextRoot}${SWAGGER_UI_PATH}`,
       // Served from the package: no CDN, nothing fetched by the browser from elsewhere.
       staticCSP: true,
+      // Framed by nobody, as every page (docs/security.md, "Security headers").
+      transformStaticCSP: withoutFraming,
       transformSpecificationClone: false,
       transformSpecification: (routes, request, reply) => {
         // The page's copy of the document tells its script the session's token (see SESSION_TOKEN_INTERCEPTORS).

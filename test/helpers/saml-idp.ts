@@ -25,13 +25,18 @@ export const SP_PUBLIC_URL = 'https://eas.test';
 export const SP_ENTITY_ID = `${SP_PUBLIC_URL}/maximo/saml/metadata`;
 export const ACS_URL = `${SP_PUBLIC_URL}/maximo/saml/acs`;
 
-/** The settings of `saml` mode against this provider (entity id and ACS derived from EAS_PUBLIC_URL). */
+/**
+ * The settings of `saml` mode against this provider (entity id and ACS derived from EAS_PUBLIC_URL). The tests sign
+ * in many times a minute from one address: the per-address bound on starts is raised for them, and tested with its
+ * default where it is the subject.
+ */
 export const SAML_ENV: Record<string, string> = {
   EAS_AUTH_MODE: 'saml',
   EAS_PUBLIC_URL: SP_PUBLIC_URL,
   EAS_SAML_IDP_SSO_URL: IDP_SSO_URL,
   EAS_SAML_IDP_CERT: IDP_CERT_PATH,
   EAS_SAML_IDP_ENTITY_ID: IDP_ENTITY_ID,
+  EAS_FEDERATED_STARTS_PER_MINUTE: '100000',
 };
 
 /** The `ID` of the authentication request in a redirect to the provider (HTTP-Redirect binding: deflated, base64). */
@@ -64,6 +69,8 @@ export interface ResponseOptions {
   sign?: 'assertion' | 'response' | 'none';
   /** Whose key signs: the configured provider's, or another. */
   key?: 'idp' | 'other';
+  /** The signature and digest algorithms: SHA-256 as providers use today, or SHA-1. */
+  algorithm?: 'sha256' | 'sha1';
 }
 
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
@@ -102,17 +109,34 @@ export function samlResponse(options: ResponseOptions = {}): string {
     assertion +
     `</samlp:Response>`;
   const sign = options.sign ?? 'assertion';
-  if (sign !== 'none') xml = signed(xml, sign, keys[options.key ?? 'idp']);
+  if (sign !== 'none') xml = signed(xml, sign, keys[options.key ?? 'idp'], options.algorithm ?? 'sha256');
   return Buffer.from(xml).toString('base64');
 }
 
-/** Signs the assertion or the whole response (enveloped, exclusive c14n, RSA-SHA256), as providers do. */
-function signed(xml: string, what: 'assertion' | 'response', signer: { key: Buffer; cert: Buffer }): string {
+/** The identifiers of the signature method and digest of each algorithm. */
+const ALGORITHMS = {
+  sha256: {
+    signature: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    digest: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  },
+  sha1: {
+    signature: 'http://www.w3.org/2000/09/xmldsig#rsa-sha1',
+    digest: 'http://www.w3.org/2000/09/xmldsig#sha1',
+  },
+};
+
+/** Signs the assertion or the whole response (enveloped, exclusive c14n, RSA-SHA256 by default), as providers do. */
+function signed(
+  xml: string,
+  what: 'assertion' | 'response',
+  signer: { key: Buffer; cert: Buffer },
+  algorithm: keyof typeof ALGORITHMS,
+): string {
   const element = what === 'assertion' ? 'Assertion' : 'Response';
   const signature = new SignedXml({
     privateKey: signer.key,
     publicCert: signer.cert,
-    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    signatureAlgorithm: ALGORITHMS[algorithm].signature,
     canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
   });
   signature.addReference({
@@ -121,7 +145,7 @@ function signed(xml: string, what: 'assertion' | 'response', signer: { key: Buff
       'http://www.w3.org/2000/09/xmldsig#enveloped-signature',
       'http://www.w3.org/2001/10/xml-exc-c14n#',
     ],
-    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    digestAlgorithm: ALGORITHMS[algorithm].digest,
   });
   signature.computeSignature(xml, {
     prefix: 'ds',

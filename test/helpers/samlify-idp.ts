@@ -66,7 +66,10 @@ export interface TestProvider {
 }
 
 /** The provider, with the service registered from its metadata document (as identity teams do). */
-export function testProvider(spMetadata: string, options: { encrypt?: boolean } = {}): TestProvider {
+export function testProvider(
+  spMetadata: string,
+  options: { encrypt?: boolean; sha1?: boolean } = {},
+): TestProvider {
   const idp = samlify.IdentityProvider({
     entityID: IDP_ENTITY_ID,
     privateKey: idpKey,
@@ -75,7 +78,9 @@ export function testProvider(spMetadata: string, options: { encrypt?: boolean } 
     wantAuthnRequestsSigned: true,
     wantLogoutRequestSigned: true,
     wantLogoutResponseSigned: true,
-    requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    requestSignatureAlgorithm: options.sha1
+      ? 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
+      : 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified'],
     singleSignOnService: [{ Binding: BINDING.redirect, Location: IDP_SSO_URL }],
     singleLogoutService: [{ Binding: BINDING.redirect, Location: IDP_SLO_URL }],
@@ -87,6 +92,46 @@ export function testProvider(spMetadata: string, options: { encrypt?: boolean } 
     wantLogoutResponseSigned: true,
   });
   return { idp, sp };
+}
+
+/**
+ * samlify's template with its `{Tag}` placeholders filled (the values here need no escaping); an element holding
+ * only a tag without a value is left out, as samlify does (the SessionIndex of a logout for every session).
+ */
+function fillTags(template: string, values: Record<string, string | undefined>): string {
+  return template
+    .replace(/<([\w:]+)>\{(\w+)\}<\/\1>/g, (element, _tag, name: string) =>
+      values[name] === undefined ? '' : element,
+    )
+    .replace(/\{(\w+)\}/g, (_placeholder, name: string) => values[name] ?? '');
+}
+
+/**
+ * The provider's LogoutRequest for `nameId` by the HTTP-Redirect binding (signed): the URL the browser is sent to.
+ * `issued`: its IssueInstant (default now); `notOnOrAfter`: added when given (samlify sends none by default).
+ */
+export function logoutRequestUrl(
+  provider: TestProvider,
+  nameId: string,
+  times: { issued?: Date; notOnOrAfter?: Date } = {},
+): URL {
+  // samlify passes the tags it would fill in as a second argument, which its typings omit.
+  const replacement = (template: string, tags: Record<string, string | undefined>) => {
+    const issued = (times.issued ?? new Date()).toISOString();
+    let context = fillTags(template, { ...tags, IssueInstant: issued });
+    if (times.notOnOrAfter) {
+      const notOnOrAfter = times.notOnOrAfter.toISOString();
+      context = context.replace(/<samlp:LogoutRequest\b/, `$& NotOnOrAfter="${notOnOrAfter}"`);
+    }
+    return { id: tags.ID!, context };
+  };
+  const request = provider.idp.createLogoutRequest(
+    provider.sp,
+    'redirect',
+    { logoutNameID: nameId },
+    { customTagReplacement: replacement as (template: string) => { id: string; context: string } },
+  );
+  return new URL(request.context);
 }
 
 /** A redirect-binding message as samlify reads it: the query, and the signed part exactly as sent. */

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../config.js';
 import { isMaximoError } from '../../errors.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import {
+  HOSTILE_RETURN_ADDRESSES,
+  REVIEWED_RETURN_ADDRESSES,
+} from '../../../test/helpers/return-addresses.js';
 import { sameOriginTarget } from './return-to.js';
 import { SealedState } from './sealed-state.js';
 import { FederatedUsers } from './service.js';
@@ -32,6 +37,83 @@ describe('return-to check', () => {
     ]) {
       assert.equal(sameOriginTarget(target, policy), '/maximo/signin', String(target));
     }
+  });
+
+  test('falls back for every spelling that normalises to, or reads as, another host', () => {
+    for (const target of [...HOSTILE_RETURN_ADDRESSES, '/@evil.com', 'http:evil.com']) {
+      const sent = sameOriginTarget(target, policy);
+      assert.ok(
+        sent === '/maximo/signin' || /^\/[^/\\]/.test(sent),
+        `${JSON.stringify(target)} gave ${sent}`,
+      );
+      // Whatever path is kept, a browser resolves it on this host.
+      assert.equal(new URL(sent, 'https://eas.example.org').host, 'eas.example.org', target);
+    }
+    for (const target of [...REVIEWED_RETURN_ADDRESSES, '/%2fevil.com', '/%5cevil.com']) {
+      assert.equal(sameOriginTarget(target, policy), '/maximo/signin', target);
+    }
+    // `@` in a path is only a path: it stays on this host.
+    assert.equal(sameOriginTarget('/@evil.com', policy), '/@evil.com');
+  });
+
+  test('what it answers is its own fixed point: checked again at the callback, it is unchanged', () => {
+    for (const target of [
+      '/maximo/oslc/whoami?lean=1#x',
+      '/maximo/a%20b?q=%2F',
+      ...HOSTILE_RETURN_ADDRESSES,
+    ]) {
+      const sent = sameOriginTarget(target, policy);
+      assert.equal(sameOriginTarget(sent, policy), sent, target);
+    }
+  });
+
+  test('no input yields an address that is not a single slash and a path (property)', () => {
+    const piece = fc.constantFrom(
+      '/',
+      '//',
+      '\\',
+      '.',
+      '..',
+      '%2e',
+      '%2E',
+      '%2f',
+      '%2F',
+      '%5c',
+      '%5C',
+      '@',
+      ':',
+      '?',
+      '#',
+      '\t',
+      '\n',
+      '\r',
+      ' ',
+      'evil.com',
+      'eas.example.org',
+      'https:',
+      'http:',
+      'javascript:',
+      'maximo',
+      '%',
+      '%00',
+      '\u3002',
+      '\uff0f',
+    );
+    const target = fc.oneof(
+      fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join('')),
+      fc.string({ maxLength: 40 }),
+      fc.webUrl(),
+    );
+    fc.assert(
+      fc.property(target, (asked) => {
+        const sent = sameOriginTarget(asked, policy);
+        return (
+          (sent === '/' || /^\/[^/\\]/.test(sent)) &&
+          new URL(sent, 'https://eas.example.org').host === 'eas.example.org'
+        );
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
 

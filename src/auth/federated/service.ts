@@ -23,7 +23,7 @@ const CREATABLE_USERID = /^[A-Z0-9][A-Z0-9._@-]{0,29}$/;
 export interface FederatedUsersOptions {
   db: Kysely<Database>;
   bus: ChangeBus;
-  settings: FederatedConfig;
+  settings: Pick<FederatedConfig, 'createUsers' | 'defaultGroup'>;
   logWarning: (message: string, details: Record<string, unknown>) => void;
 }
 

@@ -2,11 +2,13 @@ import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { errors } from '../../errors.js';
 import { clearSessionCookies, sessionOfRequest, startSession, type CookiePolicy } from '../cookies.js';
 import type { LoginService } from '../login.js';
 import type { SessionEntry, SessionService } from '../sessions.js';
 import type { ReturnToPolicy } from './return-to.js';
 import { rememberProviderSession, type ProviderSession } from './provider-sessions.js';
+import type { SignInStarts } from './start-throttle.js';
 import type { FederatedScheme, FederatedUsers } from './service.js';
 
 /** The sign-in page, relative to the context root (docs/federated-login.md). */
@@ -21,6 +23,23 @@ export interface FederatedSignIn {
   users: FederatedUsers;
   /** Where the provider's side of each session is kept, for single logout. */
   db: Kysely<Database>;
+  /** Sign-in starts per client address, shared by every scheme of the process. */
+  starts: SignInStarts;
+}
+
+/**
+ * Counts a sign-in start from the request's address: 429 `EAS0195E` with `Retry-After` when the address started too
+ * many this minute (docs/federated-login.md, "Bounds on sign-in starts").
+ */
+export function admitSignInStart(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: FederatedSignIn,
+): void {
+  const wait = context.starts.admit(request.ip);
+  if (wait === undefined) return;
+  reply.header('retry-after', String(wait));
+  throw errors.tooManySignInStarts(wait);
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { errors } from '../../errors.js';
+import { spendLogoutMessage } from '../federated/logout-replay.js';
 import { endProviderSessions } from '../federated/provider-sessions.js';
 import type { FederatedSignIn } from '../federated/sign-in.js';
 import { BackChannelLogoutBody } from './schemas.js';
@@ -43,6 +45,15 @@ export async function providerChannelRoutes(
         { schema: { body: BackChannelLogoutBody }, config: { access: { kind: 'public' } } },
         async (request, reply) => {
           const named = await relyingParty.logoutSubject(request.body.logout_token);
+          // Each token once, on every process: a replay would end sessions opened since (docs/federated-login.md,
+          // "Replay of logout messages").
+          const use = await spendLogoutMessage(
+            context.db,
+            { scheme: 'OIDC', issuer: named.issuer, messageId: named.tokenId, expires: named.acceptedUntil },
+            new Date(),
+          );
+          if (use === 'replayed') throw errors.logoutTokenRefused('it was used already');
+          if (use === 'unrememberable') throw errors.logoutTokenRefused('its jti or issuer is too long');
           const ended = await endProviderSessions(context.db, context.sessions, 'OIDC', named);
           for (const userid of ended) context.logins.recordLogout(userid, 'OIDC', request.ip);
           // Back-Channel Logout 1.0, 2.8: 200 once the sessions have ended everywhere, never cached.

@@ -5,8 +5,8 @@ import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { errors } from '../../errors.js';
 
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
-/** Tolerance on the token's times, as for SAML's default skew. */
-const CLOCK_TOLERANCE_SECONDS = 60;
+/** Tolerance on the token's times (an `iat` later than now by more is refused), as for SAML's default skew. */
+export const CLOCK_TOLERANCE_SECONDS = 60;
 /** A logout token is sent at once: an older one is not taken (it could only be a replay). */
 const MAX_TOKEN_AGE_SECONDS = 600;
 
@@ -15,10 +15,15 @@ export interface LogoutTokenExpectations {
   clientId: string;
 }
 
-/** Whose sessions a valid logout token ends. */
+/** Whose sessions a valid logout token ends, and what makes the token itself single-use. */
 export interface LogoutSubject {
   subject: string | undefined;
   providerSession: string | undefined;
+  /** The token's issuer and `jti`: it is accepted once (src/auth/federated/logout-replay.ts). */
+  issuer: string;
+  tokenId: string;
+  /** When the token stops being accepted by its age: it is remembered until then. */
+  acceptedUntil: Date;
 }
 
 export type ProviderKeys = ReturnType<typeof createRemoteJWKSet>;
@@ -60,5 +65,8 @@ export async function verifyLogoutToken(
   if (subject === undefined && providerSession === undefined) {
     throw errors.logoutTokenRefused('it names neither a subject nor a session');
   }
-  return { subject, providerSession };
+  if (typeof payload.jti !== 'string' || payload.jti === '') throw errors.logoutTokenRefused('it has no jti');
+  // jwtVerify checked both: the issuer is the expected one, and `iat` is a number within the age allowed.
+  const acceptedUntil = new Date((payload.iat! + MAX_TOKEN_AGE_SECONDS + CLOCK_TOLERANCE_SECONDS) * 1000);
+  return { subject, providerSession, issuer: expected.issuer, tokenId: payload.jti, acceptedUntil };
 }

@@ -120,4 +120,42 @@ describe('OpenID Connect: private_key_jwt and back-channel logout', () => {
     }
     assert.equal(await status(other.app, cookie), 200, 'the session stays');
   });
+
+  test('a logout token is used once: replayed to any process it ends nothing, a fresh one still works', async () => {
+    await signIn(eas.app, 'wilson');
+    const token = await provider.logoutToken('wilson');
+    assert.ok(token, 'the provider sent a logout token');
+    assert.equal((await postLogoutToken(eas.app, token)).statusCode, 200);
+    const since = await signIn(eas.app, 'wilson');
+    for (const app of [eas.app, other.app]) {
+      const replayed = await postLogoutToken(app, token);
+      assert.equal(replayed.statusCode, 400, replayed.body);
+      assert.equal(json(replayed).Error?.reasonCode, 'EAS0194E');
+      assert.match(String(json(replayed).Error?.message), /used already/);
+    }
+    assert.equal(await status(other.app, since), 200, 'the session opened after the first use stays');
+    const fresh = await provider.logoutToken('wilson');
+    assert.equal((await postLogoutToken(other.app, fresh!)).statusCode, 200);
+    assert.equal(await status(eas.app, since), 401);
+  });
+
+  test('a logout token issued in the future (beyond a minute of skew) or without jti is refused', async () => {
+    const cookie = await signIn(eas.app, 'wilson');
+    const events = { 'http://schemas.openid.net/event/backchannel-logout': {} };
+    const now = Math.floor(Date.now() / 1000);
+    const refusals = [
+      await provider.craftIdToken({ sub: 'wilson', events, jti: 'future', iat: now + 3600, exp: now + 7200 }),
+      await provider.craftIdToken({ sub: 'wilson', events, jti: 'ahead', iat: now + 120, exp: now + 600 }),
+      await provider.craftIdToken({ sub: 'wilson', events }),
+    ];
+    for (const token of refusals) {
+      const response = await postLogoutToken(eas.app, token);
+      assert.equal(response.statusCode, 400, response.body);
+      assert.equal(json(response).Error?.reasonCode, 'EAS0194E');
+    }
+    assert.equal(await status(other.app, cookie), 200, 'the session stays');
+    const withinSkew = await provider.craftIdToken({ sub: 'wilson', events, jti: 'skewed', iat: now + 30 });
+    assert.equal((await postLogoutToken(eas.app, withinSkew)).statusCode, 200);
+    assert.equal(await status(other.app, cookie), 401);
+  });
 });

@@ -5,6 +5,7 @@ import { generateKeyPair } from 'jose';
 import { buildApp, type BuiltApp } from '../../app.js';
 import { json, maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { PROVIDER_PASSWORD, startProvider, type TestProvider } from '../../../test/oidc/provider.js';
+import { REVIEWED_RETURN_ADDRESSES } from '../../../test/helpers/return-addresses.js';
 
 const CLIENT = {
   clientId: 'eas-test',
@@ -146,6 +147,29 @@ describe('OpenID Connect sign-in', () => {
     assert.equal(response.headers.location, '/maximo/signin');
   });
 
+  test('a return address that normalises to another host lands on the sign-in page after the callback', async () => {
+    for (const returnTo of [
+      ...REVIEWED_RETURN_ADDRESSES,
+      '/%2fevil.com',
+      '/\\evil.com',
+      'javascript:alert(1)',
+    ]) {
+      const { response } = await signIn('wilson', returnTo);
+      assert.equal(response.statusCode, 302, response.body);
+      assert.equal(response.headers.location, '/maximo/signin', returnTo);
+    }
+  });
+
+  test("sign-in starts are bounded per client address: 429 with Retry-After past a minute's worth", async () => {
+    const start = (remoteAddress: string) => other.app.inject({ url: '/maximo/oidc/login', remoteAddress });
+    for (let index = 0; index < 60; index += 1) assert.equal((await start('192.0.2.70')).statusCode, 302);
+    const refused = await start('192.0.2.70');
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.equal(json(refused).Error?.reasonCode, 'EAS0195E');
+    assert.match(String(refused.headers['retry-after']), /^\d+$/);
+    assert.equal((await start('192.0.2.71')).statusCode, 302, 'another address is not held back');
+  });
+
   test('/oslc takes the browser session and creates the user its key; /api takes only that key', async () => {
     const { response } = await signIn('smith');
     const cookie = cookieHeader(setCookies(response));
@@ -252,6 +276,21 @@ describe('OpenID Connect sign-in', () => {
             iat: Math.floor(Date.now() / 1000) - 3600,
             exp: Math.floor(Date.now() / 1000) - 1800,
           }),
+      ],
+      [
+        'issued an hour in the future',
+        /"iat"/,
+        (nonce) =>
+          provider.craftIdToken({
+            nonce,
+            iat: Math.floor(Date.now() / 1000) + 3600,
+            exp: Math.floor(Date.now() / 1000) + 7200,
+          }),
+      ],
+      [
+        'issued beyond the skew in the future',
+        /"iat"/,
+        (nonce) => provider.craftIdToken({ nonce, iat: Math.floor(Date.now() / 1000) + 120 }),
       ],
       ['wrong audience', /"aud"/, (nonce) => provider.craftIdToken({ nonce, aud: 'another-client' })],
       ['wrong issuer', /"iss"/, (nonce) => provider.craftIdToken({ nonce, iss: 'http://127.0.0.1:1' })],

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OIDC_CALLBACK_PATH } from '../../config.js';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
+  admitSignInStart,
   type FederatedSignIn,
   clearStateCookie,
   readCookie,
@@ -47,6 +48,7 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
     OIDC_LOGIN_PATH,
     { schema: { querystring: LoginQuery }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
+      admitSignInStart(request, reply, context);
       const returnTo = sameOriginTarget(request.query.returnTo, returnToPolicy(request, contextRoot));
       const { authorizationUrl, sealedState } = await relyingParty.begin(returnTo);
       setStateCookie(reply, cookies, {
@@ -73,11 +75,10 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
         ...(completed.provider && { provider: completed.provider }),
       });
       clearStateCookie(reply, cookies, OIDC_STATE_COOKIE);
-      return reply
-        .code(302)
-        .header('cache-control', 'no-store')
-        .header('location', completed.returnTo)
-        .send();
+      // Checked again as it is sent: the sealed state only carries what the start accepted (docs/federated-login.md,
+      // "Return address").
+      const returnTo = sameOriginTarget(completed.returnTo, returnToPolicy(request, contextRoot));
+      return reply.code(302).header('cache-control', 'no-store').header('location', returnTo).send();
     },
   );
 

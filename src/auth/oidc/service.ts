@@ -14,6 +14,9 @@ function openidClient(): Promise<OpenidClient> {
   return import('openid-client');
 }
 
+/** How far in the future an ID token's `iat` may be (the provider's clock ahead of this one). */
+export const ID_TOKEN_CLOCK_SKEW_SECONDS = 60;
+
 /** How long a browser may take at the provider between leaving and coming back. */
 export const SIGN_IN_STATE_SECONDS = 600;
 
@@ -113,6 +116,11 @@ export class OidcRelyingParty {
     }
     const claims = tokens.claims();
     if (!claims) throw errors.federatedSignInRefused('the provider returned no ID token');
+    // The library checks that `iat` is not too old, not that it has come yet: a token dated in the future was made
+    // by a clock that cannot be trusted, or made to last (docs/federated-login.md, "What the service checks (OIDC)").
+    if (claims.iat > Date.now() / 1000 + ID_TOKEN_CLOCK_SKEW_SECONDS) {
+      throw errors.federatedSignInRefused('the ID token is issued in the future ("iat")');
+    }
     const name = claims[this.options.settings.userClaim];
     if (typeof name !== 'string' || name === '') {
       throw errors.federatedSignInRefused(`the ID token has no ${this.options.settings.userClaim} claim`);

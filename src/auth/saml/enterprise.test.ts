@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ConfigError, loadConfig } from '../../config.js';
-import { json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { LOGOUT_REQUEST_WINDOW_MS } from './service.js';
+import { buildApp } from '../../app.js';
+import { json, startTestApp, testConfig, type TestApp } from '../../../test/helpers/app.js';
 import { IDP_SSO_URL } from '../../../test/helpers/saml-idp.js';
 import {
   IDP_SLO_URL,
@@ -13,6 +15,7 @@ import {
   SP_NEXT_CERT_PATH,
   SP_NEXT_KEY_PATH,
   answerLogin,
+  logoutRequestUrl,
   redirectRequest,
   schemaErrors,
   testProvider,
@@ -177,6 +180,71 @@ describe('SAML with an enterprise identity provider (samlify)', () => {
     assert.equal(tampered.statusCode, 400, tampered.body);
     const whoami = await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } });
     assert.equal(whoami.statusCode, 200, 'the session stays');
+  });
+
+  async function status(cookie: string): Promise<number> {
+    return (await t.app.inject({ url: '/maximo/oslc/whoami', headers: { cookie } })).statusCode;
+  }
+
+  function assertLogoutRefused(response: LightMyRequestResponse, why: RegExp): void {
+    assert.equal(response.statusCode, 400, response.body);
+    assert.equal(json(response).Error?.reasonCode, 'EAS0193E');
+    assert.match(String(json(response).Error?.message), why);
+  }
+
+  test('a LogoutRequest is used once: replayed, it ends nothing (a session opened since stays); a fresh one works', async () => {
+    const first = await signIn();
+    const request = logoutRequestUrl(provider, 'wilson');
+    const used = await t.app.inject({ url: `${request.pathname}${request.search}` });
+    assert.equal(used.statusCode, 302, used.body);
+    assert.equal(await status(first.cookie), 401);
+    const since = await signIn();
+    assertLogoutRefused(await t.app.inject({ url: `${request.pathname}${request.search}` }), /used already/);
+    assert.equal(await status(since.cookie), 200, 'the session opened after the first use stays');
+    const fresh = logoutRequestUrl(provider, 'wilson');
+    assert.equal((await t.app.inject({ url: `${fresh.pathname}${fresh.search}` })).statusCode, 302);
+    assert.equal(await status(since.cookie), 401, 'a fresh LogoutRequest still ends it');
+  });
+
+  test('a LogoutRequest without NotOnOrAfter is accepted only within its window after IssueInstant', async () => {
+    const { cookie } = await signIn();
+    const now = Date.now();
+    const twoDaysOld = logoutRequestUrl(provider, 'wilson', { issued: new Date(now - 2 * 86_400_000) });
+    assertLogoutRefused(await t.app.inject({ url: `${twoDaysOld.pathname}${twoDaysOld.search}` }), /expired/);
+    // Past the window plus the default skew of 60 s.
+    const late = logoutRequestUrl(provider, 'wilson', {
+      issued: new Date(now - LOGOUT_REQUEST_WINDOW_MS - 61_000),
+    });
+    assertLogoutRefused(await t.app.inject({ url: `${late.pathname}${late.search}` }), /expired/);
+    const future = logoutRequestUrl(provider, 'wilson', { issued: new Date(now + 3_600_000) });
+    assertLogoutRefused(await t.app.inject({ url: `${future.pathname}${future.search}` }), /future/);
+    assert.equal(await status(cookie), 200, 'none of them ended the session');
+    // An old IssueInstant with a NotOnOrAfter still ahead: the provider's own window counts.
+    const windowed = logoutRequestUrl(provider, 'wilson', {
+      issued: new Date(now - 30 * 60_000),
+      notOnOrAfter: new Date(now + 60_000),
+    });
+    assert.equal((await t.app.inject({ url: `${windowed.pathname}${windowed.search}` })).statusCode, 302);
+    assert.equal(await status(cookie), 401);
+  });
+
+  test('a LogoutRequest signed with RSA-SHA1 is refused; accepted only where EAS_SAML_ALLOW_SHA1 is set', async () => {
+    const { cookie } = await signIn();
+    const sha1 = testProvider(metadata, { sha1: true });
+    const refused = logoutRequestUrl(sha1, 'wilson');
+    assert.match(refused.searchParams.get('SigAlg') ?? '', /rsa-sha1$/);
+    assertLogoutRefused(await t.app.inject({ url: `${refused.pathname}${refused.search}` }), /SHA-1/);
+    assert.equal(await status(cookie), 200);
+    const lenient = (await buildApp(testConfig({ ...SAML_KEYED_ENV, EAS_SAML_ALLOW_SHA1: '1' }), t.storage))
+      .app;
+    try {
+      const allowed = logoutRequestUrl(sha1, 'wilson');
+      const answered = await lenient.inject({ url: `${allowed.pathname}${allowed.search}` });
+      assert.equal(answered.statusCode, 302, answered.body);
+    } finally {
+      await lenient.close();
+    }
+    assert.equal(await status(cookie), 401);
   });
 });
 

@@ -3,9 +3,11 @@
 // provider names the sessions to end and is answered with a LogoutResponse. Every message this service sends is
 // signed (with a key pair configured) and goes by the HTTP-Redirect binding; the provider's may come by redirect or
 // POST, and must be signed by one of its certificates.
+import { inflateRawSync } from 'node:zlib';
 import type { Profile } from '@node-saml/node-saml';
 import { errors } from '../../errors.js';
 import type { ProviderSession } from '../federated/provider-sessions.js';
+import { isSha1, sha1AlgorithmsOf } from './algorithms.js';
 import type { SamlService } from './service.js';
 
 const LOGOUT = { decryptionKey: 0, encrypted: false, logout: true };
@@ -54,11 +56,28 @@ export async function acceptLogoutRedirect(
   if (query.Signature === undefined || query.SigAlg === undefined) {
     throw refused(service, 'it is not signed by the identity provider', 'unsigned redirect');
   }
+  if (isSha1(query.SigAlg) && !service.allowsSha1) {
+    throw refused(service, 'it is signed with SHA-1, which is not accepted', `SigAlg ${query.SigAlg}`);
+  }
   const saml = await service.library(LOGOUT);
   const container = Object.fromEntries(
     Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
-  return verified(service, () => saml.validateRedirectAsync(container, rawQuery));
+  return verified(
+    service,
+    () => saml.validateRedirectAsync(container, rawQuery),
+    () => inflated(query.SAMLRequest),
+  );
+}
+
+/** The XML of an HTTP-Redirect message (base64 of DEFLATE); empty when it is not one (the library refused it). */
+function inflated(message: string | undefined): string {
+  if (message === undefined) return '';
+  try {
+    return inflateRawSync(Buffer.from(message, 'base64')).toString('utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** A message of the HTTP-POST binding: the XML signature of the whole message is required. */
@@ -67,20 +86,40 @@ export async function acceptLogoutPost(
   body: { SAMLRequest?: string | undefined; SAMLResponse?: string | undefined },
 ): Promise<LogoutMessage> {
   const saml = await service.library(LOGOUT);
+  const message = body.SAMLRequest ?? body.SAMLResponse;
+  if (message !== undefined && !service.allowsSha1) {
+    const sha1 = await sha1AlgorithmsOf(Buffer.from(message, 'base64').toString('utf8'));
+    if (sha1.length > 0) {
+      throw refused(service, 'it is signed with SHA-1, which is not accepted', `SHA-1: ${sha1.join(', ')}`);
+    }
+  }
   if (body.SAMLRequest !== undefined) {
     const request = body.SAMLRequest;
-    return verified(service, () => saml.validatePostRequestAsync({ SAMLRequest: request }));
+    return verified(
+      service,
+      () => saml.validatePostRequestAsync({ SAMLRequest: request }),
+      () => Buffer.from(request, 'base64').toString('utf8'),
+    );
   }
   if (body.SAMLResponse !== undefined) {
     const response = body.SAMLResponse;
-    return verified(service, () => saml.validatePostResponseAsync({ SAMLResponse: response }));
+    return verified(
+      service,
+      () => saml.validatePostResponseAsync({ SAMLResponse: response }),
+      () => '',
+    );
   }
   throw refused(service, 'it carries no SAMLRequest or SAMLResponse', 'no message');
 }
 
+/**
+ * The library's verification, then what it leaves out for a LogoutRequest: its times and its single use
+ * (SamlService.spendLogoutRequest). `xml`: the message's XML, read once its signature has been verified.
+ */
 async function verified(
   service: SamlService,
   validate: () => Promise<{ profile: Profile | null; loggedOut: boolean }>,
+  xml: () => string,
 ): Promise<LogoutMessage> {
   let result: { profile: Profile | null; loggedOut: boolean };
   try {
@@ -96,12 +135,36 @@ async function verified(
   if (issuer !== undefined && profile.issuer !== issuer) {
     throw refused(service, 'it comes from another identity provider', `Issuer ${profile.issuer}`);
   }
+  const times = await issueTimes(xml());
+  const refusal = await service.spendLogoutRequest({
+    id: typeof profile.ID === 'string' ? profile.ID : '',
+    issuer: profile.issuer ?? '',
+    ...times,
+  });
+  if (refusal !== undefined)
+    throw refused(service, refusal, `LogoutRequest ${String(profile.ID)}: ${refusal}`);
   const saml = await service.library(LOGOUT);
   return {
     kind: 'request',
     subject: profile.nameID,
     providerSession: profile.sessionIndex,
     answer: (relayState) => saml.getLogoutResponseUrlAsync(profile, relayState ?? '', {}, true),
+  };
+}
+
+/** The root element's IssueInstant and NotOnOrAfter: the library checks NotOnOrAfter only when present. */
+async function issueTimes(xml: string): Promise<{ issueInstant?: string; notOnOrAfter?: string }> {
+  const { DOMParser } = await import('@xmldom/xmldom');
+  let root: Element | null;
+  try {
+    root = new DOMParser({ errorHandler: () => undefined }).parseFromString(xml, 'text/xml').documentElement;
+  } catch {
+    return {};
+  }
+  if (root?.localName !== 'LogoutRequest') return {};
+  return {
+    ...(root.hasAttribute('IssueInstant') && { issueInstant: root.getAttribute('IssueInstant')! }),
+    ...(root.hasAttribute('NotOnOrAfter') && { notOnOrAfter: root.getAttribute('NotOnOrAfter')! }),
   };
 }
 

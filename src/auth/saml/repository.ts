@@ -1,15 +1,49 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 export type SamlDb = Kysely<Database>;
 
-/** Remembers an authentication request this service sent, until it expires. */
-export async function saveRequest(db: SamlDb, requestId: string, issued: Date, expires: Date): Promise<void> {
+/**
+ * Remembers an authentication request this service sent, until it expires, with the address that started it; that
+ * address's oldest requests beyond `perAddress` are forgotten (their sign-ins can no longer complete).
+ */
+export async function saveRequest(
+  db: SamlDb,
+  request: { requestId: string; issued: Date; expires: Date; address: string },
+  perAddress: number,
+): Promise<void> {
   await db
     .insertInto('samlrequest')
-    .values({ requestid: requestId, issued, expires })
+    .values({
+      requestid: request.requestId,
+      issued: request.issued,
+      expires: request.expires,
+      address: request.address,
+    })
     .onConflict((conflict) => conflict.column('requestid').doNothing())
     .execute();
+  await db
+    .deleteFrom('samlrequest')
+    .where('requestid', 'in', (eb) =>
+      eb
+        .selectFrom('samlrequest')
+        .select('requestid')
+        .where('address', '=', request.address)
+        .orderBy('issued', 'desc')
+        .orderBy('requestid', 'desc')
+        .offset(perAddress),
+    )
+    .execute();
+}
+
+/** How many requests are waiting for an answer (not expired), whatever their address. */
+export async function countOutstanding(db: SamlDb, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('samlrequest')
+    .select(sql<string>`count(*)`.as('count'))
+    .where('expires', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }
 
 /** When the request was issued, if this service sent it and it has not expired. */

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
+  admitSignInStart,
   clearStateCookie,
   readCookie,
   returnToPolicy,
@@ -41,6 +43,15 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
+const SUBMIT_SCRIPT = 'document.forms[0].submit()';
+/**
+ * The post form's policy: its one line of script (by hash), no other resource, never framed. The form may post to
+ * the provider (form-action is left open: its address is the provider's).
+ */
+const POST_FORM_CSP =
+  `default-src 'none'; script-src 'sha256-${createHash('sha256').update(SUBMIT_SCRIPT).digest('base64')}'; ` +
+  "base-uri 'none'; frame-ancestors 'none'";
+
 /**
  * The HTTP-POST binding of the request: a form the browser posts to the provider, submitted by a line of script, or
  * by its button (focused, so Enter sends it) where scripts do not run.
@@ -53,7 +64,7 @@ function postForm(start: Extract<LoginStart, { binding: 'post' }>): string {
     '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Signing in</title></head><body>' +
     `<form method="post" action="${escapeHtml(start.action)}">${fields}` +
     '<p>Continue to the identity provider to sign in.</p><button type="submit" autofocus>Continue</button></form>' +
-    '<script>document.forms[0].submit()</script></body></html>'
+    `<script>${SUBMIT_SCRIPT}</script></body></html>`
   );
 }
 
@@ -78,8 +89,9 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
     async (request, reply) => {
       // Only a page of this service's own origin; anything else returns to the sign-in page (an open redirect
       // otherwise).
+      admitSignInStart(request, reply, context);
       const returnTo = sameOriginTarget(request.query.returnTo, returnToPolicy(request, contextRoot));
-      const start = await saml.startLogin(returnTo);
+      const start = await saml.startLogin(returnTo, request.ip);
       // A request id is issued once: no cache may replay the answer to another browser.
       reply.header('cache-control', 'no-store');
       if (saml.bindsBrowser) {
@@ -93,7 +105,11 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
         });
       }
       if (start.binding === 'redirect') return reply.code(302).header('location', start.location).send();
-      return reply.code(200).type('text/html; charset=utf-8').send(postForm(start));
+      return reply
+        .code(200)
+        .header('content-security-policy', POST_FORM_CSP)
+        .type('text/html; charset=utf-8')
+        .send(postForm(start));
     },
   );
 

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../../app.js';
+import { MAX_REQUESTS, MAX_REQUESTS_PER_ADDRESS } from './service.js';
 import { ConfigError, loadConfig } from '../../config.js';
 import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../../test/helpers/app.js';
 import {
@@ -17,6 +18,10 @@ import {
   tampered,
   type ResponseOptions,
 } from '../../../test/helpers/saml-idp.js';
+import {
+  HOSTILE_RETURN_ADDRESSES,
+  REVIEWED_RETURN_ADDRESSES,
+} from '../../../test/helpers/return-addresses.js';
 
 const ASSETS = '/maximo/oslc/os/mxapiasset?oslc.select=assetnum&oslc.pageSize=1&lean=1';
 /** Where a browser goes when it asked for nothing acceptable: the sign-in page. */
@@ -131,6 +136,7 @@ describe('SAML service provider', () => {
       return new URL(String(response.headers.location)).searchParams.get('RelayState');
     };
     for (const returnTo of [
+      ...REVIEWED_RETURN_ADDRESSES,
       'https://evil.example/',
       '//evil.example/x',
       '/\\evil.example',
@@ -319,7 +325,7 @@ describe('SAML service provider', () => {
   });
 
   test('a RelayState that is not a path on this server returns to the landing page', async () => {
-    for (const relay of ['https://evil.example/', '//evil.example', 'javascript:alert(1)']) {
+    for (const relay of ['https://evil.example/', '//evil.example', ...HOSTILE_RETURN_ADDRESSES]) {
       const response = await postResponse(t.app, await answer(), relay);
       assert.equal(response.statusCode, 302, response.body);
       assert.equal(response.headers.location, SIGN_IN, relay);
@@ -340,6 +346,89 @@ describe('SAML service provider', () => {
       select assertionid as id from samlassertion where assertionid = '_old-assertion'
       union all select requestid from samlrequest where requestid = '_old-request'`.execute(t.storage.db);
     assert.deepEqual(left.rows, []);
+  });
+
+  test('a response signed with SHA-1 is refused; accepted only where EAS_SAML_ALLOW_SHA1 is set', async () => {
+    for (const sign of ['assertion', 'response'] as const) {
+      const refused = await postResponse(t.app, await answer({ sign, algorithm: 'sha1' }));
+      assertRefused(refused, 'EAS0150E', /SHA-1/);
+    }
+    const lenient = (await buildApp(testConfig({ ...SAML_ENV, EAS_SAML_ALLOW_SHA1: '1' }), t.storage)).app;
+    try {
+      const requestId = await startLogin(lenient);
+      const accepted = await postResponse(lenient, samlResponse({ requestId, algorithm: 'sha1' }));
+      assert.equal(accepted.statusCode, 302, accepted.body);
+      assert.equal(accepted.headers.location, SIGN_IN);
+    } finally {
+      await lenient.close();
+    }
+  });
+
+  /** Requests waiting for an answer, from `address`. */
+  async function outstanding(address: string): Promise<number> {
+    const { rows } = await sql<{ count: string }>`
+      select count(*) as count from samlrequest where address = ${address} and expires > now()`.execute(
+      t.storage.db,
+    );
+    return Number(rows[0]!.count);
+  }
+
+  test("300 unauthenticated starts from one address store at most a minute's worth of requests; the rest are 429", async () => {
+    // The default bound (the shared settings raise it for the other tests).
+    const { EAS_FEDERATED_STARTS_PER_MINUTE: _raised, ...defaults } = SAML_ENV;
+    const bounded = (await buildApp(testConfig(defaults), t.storage)).app;
+    try {
+      const address = '192.0.2.30';
+      const before = await outstanding(address);
+      const statuses = new Map<number, number>();
+      let refusal: LightMyRequestResponse | undefined;
+      for (let index = 0; index < 300; index += 1) {
+        const response = await bounded.inject({ url: '/maximo/saml/login', remoteAddress: address });
+        statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
+        if (response.statusCode === 429) refusal ??= response;
+      }
+      assert.equal(statuses.get(302), 60, JSON.stringify([...statuses]));
+      assert.equal(statuses.get(429), 240);
+      assert.equal((await outstanding(address)) - before, 60, 'one row per admitted start only');
+      assert.equal(json(refusal!).Error?.reasonCode, 'EAS0195E');
+      assert.equal(json(refusal!).Error?.statusCode, '429');
+      assert.match(String(refusal!.headers['retry-after']), /^\d+$/);
+      const elsewhere = await bounded.inject({ url: '/maximo/saml/login', remoteAddress: '192.0.2.31' });
+      assert.equal(elsewhere.statusCode, 302, 'another address is not held back');
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  test("an address's unanswered requests are bounded across processes: its oldest are forgotten", async () => {
+    const address = '192.0.2.40';
+    await sql`insert into samlrequest (requestid, issued, expires, address)
+              select '_flood' || n, now() - n * interval '1 second', now() + interval '1 hour', ${address}
+              from generate_series(1, 150) as n`.execute(t.storage.db);
+    const response = await t.app.inject({ url: '/maximo/saml/login', remoteAddress: address });
+    assert.equal(response.statusCode, 302, response.body);
+    assert.equal(await outstanding(address), MAX_REQUESTS_PER_ADDRESS);
+    const newest = requestIdOfRedirect(String(response.headers.location));
+    const kept = await sql<{ id: string }>`
+      select requestid as id from samlrequest where requestid in (${newest}, '_flood1', '_flood150')`.execute(
+      t.storage.db,
+    );
+    assert.deepEqual(kept.rows.map((row) => row.id).sort(), [newest, '_flood1'].sort(), 'the newest kept');
+  });
+
+  test('when every address together leaves too many requests unanswered, new starts are refused 429', async () => {
+    await sql`insert into samlrequest (requestid, issued, expires, address)
+              select '_many' || n, now(), now() + interval '1 hour', '198.51.100.' || (n % 200)
+              from generate_series(1, ${MAX_REQUESTS}) as n`.execute(t.storage.db);
+    try {
+      const refused = await t.app.inject({ url: '/maximo/saml/login', remoteAddress: '192.0.2.50' });
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(json(refused).Error?.reasonCode, 'EAS0195E');
+    } finally {
+      await sql`delete from samlrequest where requestid like '_many%'`.execute(t.storage.db);
+    }
+    const admitted = await t.app.inject({ url: '/maximo/saml/login', remoteAddress: '192.0.2.50' });
+    assert.equal(admitted.statusCode, 302, admitted.body);
   });
 });
 

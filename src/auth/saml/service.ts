@@ -11,13 +11,33 @@ import { errors } from '../../errors.js';
 import type { ProviderSession } from '../federated/provider-sessions.js';
 import { libraryOptions, REQUEST_VALIDITY_MS, type LibraryUse } from './library.js';
 import { serviceProviderMetadata } from './metadata.js';
-import { consumeAssertion, deleteExpired, findRequest, saveRequest, type SamlDb } from './repository.js';
+import { spendLogoutMessage } from '../federated/logout-replay.js';
+import { sha1Algorithms, sha1AlgorithmsOf } from './algorithms.js';
+import {
+  consumeAssertion,
+  countOutstanding,
+  deleteExpired,
+  findRequest,
+  saveRequest,
+  type SamlDb,
+} from './repository.js';
 
 export { REQUEST_VALIDITY_MS } from './library.js';
 /** Longest assertion id kept (the column's length); a longer one is refused rather than cut. */
 const MAX_ASSERTION_ID_LENGTH = 256;
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const CLEANUP_INTERVAL_MS = 60_000;
+/**
+ * Requests left unanswered one client address may hold (its oldest are forgotten beyond), and all addresses together
+ * (new starts are refused beyond): docs/federated-login.md, "Bounds on sign-in starts".
+ */
+export const MAX_REQUESTS_PER_ADDRESS = 100;
+export const MAX_REQUESTS = 20_000;
+/**
+ * How long after its IssueInstant a LogoutRequest without NotOnOrAfter is accepted (plus the clock skew): the provider
+ * sends it as the person logs out, so an older one can only be a replay (docs/federated-login.md, "Single logout").
+ */
+export const LOGOUT_REQUEST_WINDOW_MS = 5 * 60_000;
 /** The library's (and OpenSSL's) words for a key that cannot decrypt the assertion's key. */
 const DECRYPTION_FAILURE = /decrypt|EncryptedAssertion|EncryptedKey|oaep|rsa routines|padding/i;
 
@@ -76,8 +96,11 @@ export class SamlService {
   /** The library's service providers, by use, each built at its first use (see library()). */
   private readonly instances = new Map<string, Promise<SAML>>();
   private readonly requests: CacheProvider;
-  /** The id the library gives the request being built, caught as it is saved (one store per startLogin call). */
-  private readonly issuing = new AsyncLocalStorage<{ requestId?: string }>();
+  /**
+   * The id the library gives the request being built, caught as it is saved, and the address that started it (one
+   * store per startLogin call).
+   */
+  private readonly issuing = new AsyncLocalStorage<{ requestId?: string; address: string }>();
   private readonly now: () => number;
   private readonly skewMs: number;
   /** When this process last deleted expired rows on a sign-in start (see startLogin). */
@@ -105,7 +128,12 @@ export class SamlService {
         const issuing = this.issuing.getStore();
         if (issuing) issuing.requestId = key;
         const issued = new Date(now());
-        await saveRequest(db, key, issued, new Date(issued.getTime() + REQUEST_VALIDITY_MS));
+        const expires = new Date(issued.getTime() + REQUEST_VALIDITY_MS);
+        await saveRequest(
+          db,
+          { requestId: key, issued, expires, address: issuing?.address ?? '' },
+          MAX_REQUESTS_PER_ADDRESS,
+        );
         return { value, createdAt: issued.getTime() };
       },
       getAsync: async (key) => (await findRequest(db, key, new Date(now())))?.toISOString() ?? null,
@@ -135,8 +163,11 @@ export class SamlService {
     return serviceProviderMetadata(this.options.config);
   }
 
-  /** A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response. */
-  async startLogin(relayState: string): Promise<LoginStart> {
+  /**
+   * A new authentication request, remembered for REQUEST_VALIDITY_MS; `relayState` comes back with the response.
+   * `address`: the client's, whose unanswered requests are bounded. 429 `EAS0195E` when MAX_REQUESTS are waiting.
+   */
+  async startLogin(relayState: string, address: string): Promise<LoginStart> {
     const { config, db } = this.options;
     // Starts are public and may come in floods: expired requests are deleted at most once a minute per process here,
     // and at every accepted response.
@@ -144,8 +175,12 @@ export class SamlService {
       this.lastCleanup = this.now();
       await deleteExpired(db, new Date(this.lastCleanup));
     }
+    if ((await countOutstanding(db, new Date(this.now()))) >= MAX_REQUESTS) {
+      this.logRefusal(`start: ${MAX_REQUESTS} requests are waiting for an answer`);
+      throw errors.tooManySignInStarts(Math.ceil(CLEANUP_INTERVAL_MS / 1000));
+    }
     const saml = await this.library();
-    const issuing: { requestId?: string } = {};
+    const issuing: { requestId?: string; address: string } = { address };
     return this.issuing.run(issuing, async () => {
       if (config.requestBinding === 'post') {
         const message = await saml.getAuthorizeMessageAsync(relayState, undefined, {});
@@ -173,6 +208,7 @@ export class SamlService {
         `Destination ${shape.destination}`,
       );
     }
+    this.refuseSha1(shape.sha1, 'the response');
     if (shape.encrypted && config.spKeys === undefined) {
       throw this.refuse(
         'its assertion is encrypted and this service has no key',
@@ -242,6 +278,9 @@ export class SamlService {
         continue;
       }
       if (!profile) throw this.refuse('it holds no assertion', 'no profile');
+      // An encrypted assertion's own signature could not be read before it was decrypted.
+      if (encrypted)
+        this.refuseSha1(await sha1AlgorithmsOf(profile.getAssertionXml?.() ?? ''), 'the assertion');
       return profile;
     }
     throw this.refuse(reasonOf(failure), failure);
@@ -311,6 +350,55 @@ export class SamlService {
     return value;
   }
 
+  /**
+   * SHA-1 signatures and digests can be forged (chosen-prefix collisions): refused unless EAS_SAML_ALLOW_SHA1 admits
+   * a provider that cannot sign otherwise (docs/federated-login.md, "Algorithms"). `found`: the algorithms seen.
+   */
+  private refuseSha1(found: readonly string[], what: string): void {
+    if (found.length === 0 || this.options.config.allowSha1) return;
+    throw this.refuse(`${what} is signed with SHA-1, which is not accepted`, `SHA-1: ${found.join(', ')}`);
+  }
+
+  /** Whether a SHA-1 algorithm (an XML signature's, or a redirect's SigAlg) may be accepted from the provider. */
+  get allowsSha1(): boolean {
+    return this.options.config.allowSha1;
+  }
+
+  /**
+   * The provider's LogoutRequest, verified, used once (docs/federated-login.md, "Single logout"): issued no later than
+   * the clock skew allows, and without NotOnOrAfter no earlier than LOGOUT_REQUEST_WINDOW_MS ago; then remembered in
+   * the database until it would be refused by its dates anyway, so that a replay to any process ends nothing. Why it
+   * is refused, or undefined when it may end sessions.
+   */
+  async spendLogoutRequest(request: {
+    id: string;
+    issuer: string;
+    issueInstant?: string | undefined;
+    notOnOrAfter?: string | undefined;
+  }): Promise<string | undefined> {
+    const now = this.now();
+    const issued = Date.parse(request.issueInstant ?? '');
+    if (Number.isNaN(issued)) return 'it has no valid IssueInstant';
+    if (issued > now + this.skewMs) return 'it is issued in the future';
+    let expires: number;
+    if (request.notOnOrAfter === undefined) {
+      expires = issued + LOGOUT_REQUEST_WINDOW_MS + this.skewMs;
+    } else {
+      const notOnOrAfter = Date.parse(request.notOnOrAfter);
+      if (Number.isNaN(notOnOrAfter)) return 'its NotOnOrAfter is not a time';
+      expires = notOnOrAfter + this.skewMs;
+    }
+    if (expires <= now) return 'it has expired';
+    const use = await spendLogoutMessage(
+      this.options.db,
+      { scheme: 'SAML', issuer: request.issuer, messageId: request.id, expires: new Date(expires) },
+      new Date(now),
+    );
+    if (use === 'replayed') return 'it was used already';
+    if (use === 'unrememberable') return 'its ID or issuer is too long';
+    return undefined;
+  }
+
   private refuse(reason: string, detail: string) {
     this.logRefusal(detail);
     return errors.samlResponseRefused(reason);
@@ -349,10 +437,12 @@ function reasonOf(detail: string): string {
 
 /**
  * What the raw message says before verification: the Response's `Destination` (compared only, never trusted: a
- * response that names another endpoint is refused whatever its signature) and whether it carries an encrypted
- * assertion (which then must be signed inside).
+ * response that names another endpoint is refused whatever its signature), whether it carries an encrypted
+ * assertion (which then must be signed inside), and the SHA-1 algorithms its signatures name.
  */
-async function responseShape(samlResponse: string): Promise<{ destination?: string; encrypted: boolean }> {
+async function responseShape(
+  samlResponse: string,
+): Promise<{ destination?: string; encrypted: boolean; sha1: string[] }> {
   const { DOMParser } = await import('@xmldom/xmldom');
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   let root: Element | null;
@@ -360,13 +450,14 @@ async function responseShape(samlResponse: string): Promise<{ destination?: stri
     root = new DOMParser({ errorHandler: () => undefined }).parseFromString(xml, 'text/xml').documentElement;
   } catch {
     // Not XML at all: the library refuses it with its own reason.
-    return { encrypted: false };
+    return { encrypted: false, sha1: [] };
   }
-  if (root?.localName !== 'Response') return { encrypted: false };
+  const sha1 = root ? sha1Algorithms(root) : [];
+  if (root?.localName !== 'Response') return { encrypted: false, sha1 };
   let encrypted = false;
   for (let child = root.firstChild; child; child = child.nextSibling) {
     if ((child as Element).localName === 'EncryptedAssertion') encrypted = true;
   }
   const destination = root.hasAttribute('Destination') ? root.getAttribute('Destination') : null;
-  return { ...(destination !== null && { destination }), encrypted };
+  return { ...(destination !== null && { destination }), encrypted, sha1 };
 }

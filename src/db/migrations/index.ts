@@ -27,6 +27,7 @@ import { worklog } from './0026-worklog.js';
 import { assetAssetId } from './0027-asset-assetid.js';
 import { workorderFollowUp } from './0028-workorder-followup.js';
 import { ticketOptionalSite } from './0029-ticket-optional-site.js';
+import { federatedBounds } from './0030-federated-bounds.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -61,6 +62,7 @@ export const migrations: readonly Migration[] = [
   assetAssetId,
   workorderFollowUp,
   ticketOptionalSite,
+  federatedBounds,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -130,6 +130,7 @@ export async function buildApp(
     'publicBase',
     publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),
   );
+  if (config.publicUriFrom !== undefined) app.decorate('publicUriFrom', config.publicUriFrom);
   const routes = collectRoutes(app, parameterNames);
 
   // Before any route registers: each route records its requests (src/metrics/requests.ts).

@@ -42,6 +42,8 @@ const EnvSchema = Type.Object({
   EAS_SESSION_IDLE_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 30 }),
   EAS_SESSION_MAX_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 720 }),
   EAS_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  /** Client addresses (comma-separated) whose `x-public-uri` header is used; unset: every client's. */
+  EAS_PUBLIC_URI_FROM: Type.Optional(Type.String({ minLength: 1 })),
   EAS_MAX_FAILED_LOGINS: Type.Integer({ minimum: 0, default: 10 }),
   /** Minutes a user stays blocked after EAS_MAX_FAILED_LOGINS failures; 0: until an administrator unblocks it. */
   EAS_LOCKOUT_MINUTES: Type.Integer({ minimum: 0, default: 15 }),
@@ -128,6 +130,8 @@ export interface AppConfig {
   secretKey: string | undefined;
   /** Public address of the service (`https://...` makes cookies `Secure`); unset: the address of each request. */
   publicUrl: string | undefined;
+  /** The client addresses whose `x-public-uri` is used (a proxy's); undefined: every client's. */
+  publicUriFrom: ReadonlySet<string> | undefined;
   auth: AuthConfig;
   /** The SAML service provider; set exactly when EAS_AUTH_MODE is `saml`. */
   saml: SamlConfig | undefined;
@@ -345,6 +349,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseSchema: parsed.EAS_DB_SCHEMA,
     secretKey: parsed.EAS_SECRET_KEY,
     publicUrl: parsed.EAS_PUBLIC_URL,
+    publicUriFrom: addressList(parsed.EAS_PUBLIC_URI_FROM),
     auth: {
       mode: parsed.EAS_AUTH_MODE,
       ldap,
@@ -589,4 +594,15 @@ function readLdap(parsed: Env): LdapConfig | undefined {
     bindPassword: parsed.EAS_LDAP_BIND_PASSWORD,
     uidAttribute: parsed.EAS_LDAP_UID_ATTRIBUTE,
   };
+}
+
+/** A comma-separated list of addresses, each as the request's `ip` shows it; unset: none given. */
+function addressList(text: string | undefined): ReadonlySet<string> | undefined {
+  if (text === undefined) return undefined;
+  return new Set(
+    text
+      .split(',')
+      .map((address) => address.trim())
+      .filter((address) => address !== ''),
+  );
 }

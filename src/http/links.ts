@@ -7,6 +7,8 @@ declare module 'fastify' {
      * request's `Host` header is not trusted for hrefs and `Location` (see publicBaseOf).
      */
     publicBase?: () => string | undefined;
+    /** The client addresses whose `x-public-uri` is used (`EAS_PUBLIC_URI_FROM`); undefined: every client's. */
+    publicUriFrom?: ReadonlySet<string>;
   }
 }
 
@@ -30,10 +32,15 @@ export interface Links {
  */
 const PUBLIC_URI = /^https?:\/\/[^\s/\\?#]+(?:\/[^\s/\\?#]+)*\/*$/i;
 
-/** The `x-public-uri` header (docs/compatibility.md, "Public address") when it is a valid address, else none. */
+/**
+ * The `x-public-uri` header (docs/compatibility.md, "Public address") when it is a valid address sent from an
+ * address allowed to send it (`EAS_PUBLIC_URI_FROM`, the proxies in front), else none.
+ */
 export function publicUriOf(request: FastifyRequest): string | undefined {
   const publicUri = request.headers['x-public-uri'];
-  return typeof publicUri === 'string' && PUBLIC_URI.test(publicUri) ? publicUri : undefined;
+  if (typeof publicUri !== 'string' || !PUBLIC_URI.test(publicUri)) return undefined;
+  const allowed = request.server.publicUriFrom;
+  return allowed === undefined || allowed.has(request.ip) ? publicUri : undefined;
 }
 
 export function linksFor(

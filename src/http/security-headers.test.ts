@@ -184,10 +184,14 @@ describe('security headers', () => {
   });
 });
 
-describe('security headers behind an https public address', () => {
+describe('security headers behind an https public address, x-public-uri from the proxy only', () => {
+  const PROXY = '10.9.8.7';
   let t: TestApp;
   before(async () => {
-    t = await startTestApp({ EAS_PUBLIC_URL: 'https://eas.example.com' });
+    t = await startTestApp({
+      EAS_PUBLIC_URL: 'https://eas.example.com',
+      EAS_PUBLIC_URI_FROM: `192.0.2.1, ${PROXY}`,
+    });
   });
   after(() => t.close());
 
@@ -201,6 +205,16 @@ describe('security headers behind an https public address', () => {
       const response = await t.app.inject({ url, headers });
       assert.equal(response.headers['strict-transport-security'], HSTS, url);
     }
+  });
+
+  test('x-public-uri is used from the addresses EAS_PUBLIC_URI_FROM lists, ignored from any other', async () => {
+    const publicUri = 'https://gateway.example/eas/maximo/oslc';
+    const headers = { ...maxauth('MAXADMIN'), 'x-public-uri': publicUri };
+    const fromProxy = await t.app.inject({ url: ASSETS, headers, remoteAddress: PROXY });
+    assert.match(fromProxy.body, /"href":"https:\/\/gateway\.example\/eas\/maximo\/oslc\/os\/mxapiasset/);
+    const fromClient = await t.app.inject({ url: ASSETS, headers, remoteAddress: '10.9.8.8' });
+    assert.doesNotMatch(fromClient.body, /gateway\.example/);
+    assert.match(fromClient.body, /"href":"https:\/\/eas\.example\.com\/maximo\/oslc\/os\/mxapiasset/);
   });
 });
 

@@ -3,6 +3,7 @@ import { activeSessionRoutes } from './activesessions/routes.js';
 import { ActiveSessionService } from './activesessions/service.js';
 import { adminModeRoutes } from './adminmode/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
+import { auditRoutes } from './audit/routes.js';
 import type { CookiePolicy } from './auth/cookies.js';
 import type { SignInProvider } from './auth/federated/page.js';
 import { signInPageRoutes } from './auth/federated/routes.js';
@@ -130,6 +131,10 @@ const apiRootModules: readonly ApiRootModule[] = [
   {
     name: 'database configuration (docs/dbconfig.md)',
     register: (app, { services }) => app.register(dbconfigRoutes, { dbconfig: services.dbconfig }),
+  },
+  {
+    name: 'audit trail verification (docs/audit.md)',
+    register: (app, { services }) => app.register(auditRoutes, { audit: services.audit }),
   },
   {
     name: 'active sessions (docs/console.md)',

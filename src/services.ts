@@ -25,7 +25,12 @@ import { Metrics } from './metrics/service.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
 import { SystemService } from './system/service.js';
-import { dynamicView } from './db/schema.js';
+import { dynamicView, typedView } from './db/schema.js';
+import { observedObjects, recordWriteEvent } from './audit/events.js';
+import { AuditTrail, DEFAULT_RETENTION_DAYS, RETENTION_PROPERTY } from './audit/service.js';
+import { NO_AUDIT, type AuditRecorder } from './audit/types.js';
+import { AUDIT_OBJECTS } from './metadata/objects/easaudit.js';
+import { READ_ONLY } from './audit/read-only.js';
 
 /** The services of one server process, built once and shared by every module of both API roots. */
 export interface ServiceGraph {
@@ -52,6 +57,8 @@ export interface ServiceGraph {
   saml: SamlService | undefined;
   /** The process's metrics; a module registers its own here (src/metrics/service.ts). */
   metrics: Metrics;
+  /** The audit trail (src/audit): recorded into by the services above, verified, swept and exported. */
+  audit: AuditTrail;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -66,10 +73,14 @@ export async function createServices(
   storage: Storage,
   log: FastifyBaseLogger,
 ): Promise<ServiceGraph> {
-  const core = await startCore(config, storage, log);
-  const access = await startAccess(config, storage, log, core);
-  const { dbconfig, apiKeys } = await startConfiguration(config, storage, log, core, access);
   const metrics = new Metrics();
+  const audit = await startAudit(config, storage, log, metrics);
+  const recorder = config.audit.enabled ? audit : NO_AUDIT;
+  const core = await startCore(config, storage, log, recorder);
+  const access = await startAccess(config, storage, log, core, recorder);
+  const { dbconfig, apiKeys } = await startConfiguration(config, storage, log, core, access, recorder);
+  audit.useKeyFingerprint((apikey) => apiKeys.keyFingerprint(apikey));
+  audit.retentionFrom(() => core.properties.getInteger(RETENTION_PROPERTY) ?? DEFAULT_RETENTION_DAYS);
   observeServices(metrics, {
     storage,
     liveSessions: () => access.sessions.liveSessions(),
@@ -94,7 +105,9 @@ export async function createServices(
     system: new SystemService(storage, config.serverName),
     migration,
     dbconfig,
+    audit,
     async close() {
+      await audit.close();
       access.adminMode.close();
       await access.logins.flush();
       await properties.close();
@@ -106,7 +119,12 @@ type CoreServices = Pick<ServiceGraph, 'metadata' | 'domains' | 'auth' | 'resour
 type AccessServices = Pick<ServiceGraph, 'sessions' | 'logins' | 'adminMode'>;
 
 /** The metadata, the caches the write path notifies, the resource service and the system properties. */
-async function startCore(config: AppConfig, storage: Storage, log: FastifyBaseLogger): Promise<CoreServices> {
+async function startCore(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  audit: AuditRecorder,
+): Promise<CoreServices> {
   const metadata = new MetadataRegistry();
   const domains = new DomainCache(dynamicView(storage.db));
   const auth = new AuthService(storage.db);
@@ -125,6 +143,7 @@ async function startCore(config: AppConfig, storage: Storage, log: FastifyBaseLo
     domains,
     secretKey: config.secretKey,
     log,
+    audit,
   });
   await properties.start();
   return { metadata, domains, auth, resources, properties };
@@ -136,6 +155,7 @@ async function startAccess(
   storage: Storage,
   log: FastifyBaseLogger,
   { auth, properties }: CoreServices,
+  audit: AuditRecorder,
 ): Promise<AccessServices> {
   const sessions = new SessionService({
     db: storage.db,
@@ -172,6 +192,7 @@ async function startAccess(
     }),
     serverName: config.serverName,
     onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
+    audit,
   });
   await adminMode.start();
   logins.setAdmission(adminMode);
@@ -185,6 +206,7 @@ async function startConfiguration(
   log: FastifyBaseLogger,
   { metadata, resources, properties }: CoreServices,
   { logins, adminMode }: AccessServices,
+  audit: AuditRecorder,
 ): Promise<Pick<ServiceGraph, 'dbconfig' | 'apiKeys'>> {
   // Custom attributes join the metadata before the first request, and follow every apply of any process.
   const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
@@ -203,8 +225,19 @@ async function startConfiguration(
     properties,
     masterKey: config.apiKeys.masterKey,
     dataDir: config.dataDir,
+    audit,
   });
   await apiKeys.start();
+  for (const object of AUDIT_OBJECTS) resources.addWriteRules(object, READ_ONLY);
+  // Users, groups, rights, keys made for users and package definitions, written through object structures.
+  const observed = new Set(observedObjects());
+  resources.addWriteObserver(
+    async (transaction, write) => {
+      const event = recordWriteEvent(write);
+      if (event) await audit.record(typedView(transaction), event);
+    },
+    (object) => audit !== NO_AUDIT && observed.has(object.name),
+  );
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
   return { dbconfig, apiKeys };
@@ -233,6 +266,38 @@ async function startMigration(
   resources.addReadTransform('DMPKGDSTTRGT', 'url', migration.targetUrlShown);
   resources.addWriteObserver(migration.changeObserver, migration.changeWrites);
   return migration;
+}
+
+/**
+ * The audit trail (src/audit): its chain's key from the master key, its counters, and its log line when
+ * EAS_AUDIT_LOG asks. Verified, swept and exported even when recording is off (EAS_AUDIT=0).
+ */
+async function startAudit(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+): Promise<AuditTrail> {
+  const records = metrics.counter({
+    name: 'eas_audit_records_total',
+    help: 'Audit records sealed into the chain by this process, by event type and outcome.',
+    labelNames: ['type', 'outcome'],
+  });
+  const failures = metrics.counter({
+    name: 'eas_audit_verification_failures_total',
+    help: 'Verifications of the audit chain that found a record altered, removed or inserted out of order.',
+  });
+  const audit = new AuditTrail({
+    storage,
+    masterKey: await loadMasterKey(config.apiKeys.masterKey, config.dataDir),
+    serverName: config.serverName,
+    log: config.audit.log ? log : undefined,
+    onSealed: (row) => records.inc({ type: row.eventtype, outcome: row.outcome }),
+    onVerificationFailure: () => failures.inc(),
+    onBackgroundError: (error, what) => log.error({ err: error }, what),
+  });
+  audit.start();
+  return audit;
 }
 
 /** The metrics of the deployment's administration: admin mode, package deploys. */

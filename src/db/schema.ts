@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AdminModeTables } from '../adminmode/tables.js';
 import type { ApiKeyTables, KeyCheckTables } from '../apikeys/tables.js';
+import type { AuditTables } from '../audit/tables.js';
 import type { FederatedSessionTables } from '../auth/federated/provider-session-tables.js';
 import type { SamlTables } from '../auth/saml/tables.js';
 import type { SessionTables } from '../auth/session-tables.js';
@@ -30,7 +31,8 @@ export interface Database
     StablePageTables,
     SamlTables,
     FederatedSessionTables,
-    MigrationTables {}
+    MigrationTables,
+    AuditTables {}
 
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;

@@ -22,6 +22,7 @@ import { deploymentIdentity } from './0020-deployment-identity.js';
 import { migrationBackout } from './0022-migration-backout.js';
 import { assetReferencesRestrict } from './0023-asset-references-restrict.js';
 import type { Migration } from './migration.js';
+import { auditTrail } from './0024-audit-trail.js';
 
 export type { Migration } from './migration.js';
 
@@ -49,6 +50,7 @@ export const migrations: readonly Migration[] = [
   deploymentIdentity,
   migrationBackout,
   assetReferencesRestrict,
+  auditTrail,
 ];
 
 export const migrationProvider: MigrationProvider = {

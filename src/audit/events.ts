@@ -1,0 +1,96 @@
+import type { DefinitionRow } from '../properties/repository.js';
+import { isSecure } from '../properties/values.js';
+import type { RecordWrite } from '../oslc/write-extensions.js';
+import type { AuditEvent } from './types.js';
+
+/*
+ * The events other domains record, described here so that each domain's own change is one call
+ * (`audit.record(transaction, event)`) and the trail's vocabulary stays in one place (docs/audit.md, "Events").
+ */
+
+/** What a secure property's value is recorded as: that it changed, never what it is. */
+export const SECURE_VALUE = '********';
+
+/** Properties of cross-origin requests: recorded as CORS settings (docs/operations.md, "Cross-origin requests"). */
+const CORS_PROPERTY = /^mxe\.oslc\.acl/i;
+
+/** A system property set: the value before and after, unless the property is secure (masked or encrypted). */
+export function propertyAuditEvent(
+  definition: DefinitionRow,
+  serverName: string,
+  before: string | null,
+  after: string | null,
+): AuditEvent {
+  const secure = isSecure(definition);
+  return {
+    type: CORS_PROPERTY.test(definition.propname) ? 'cors.set' : 'property.set',
+    object: 'MAXPROP',
+    key: `${definition.propname}/${serverName}`,
+    before: { value: secure ? (before === null ? null : SECURE_VALUE) : before },
+    after: { value: secure ? (after === null ? null : SECURE_VALUE) : after },
+    ...(secure && { detail: { secure: true, changed: before !== after } }),
+  };
+}
+
+/** The event names of the objects written through object structures that the trail records, by object. */
+const OBSERVED_OBJECTS: Readonly<Record<string, string>> = {
+  APIKEYTOKEN: 'apikey.admin',
+  MAXUSER: 'user',
+  PERSON: 'person',
+  MAXGROUP: 'group',
+  GROUPUSER: 'membership',
+  OSAUTH: 'rights',
+  DMPACKAGEDEF: 'packagedef',
+  DMPKGDEFCONTENT: 'packagedef.content',
+  DMPKGDSTTRGT: 'packagetarget',
+};
+
+export const observedObjects = (): readonly string[] => Object.keys(OBSERVED_OBJECTS);
+
+/** Columns never recorded from a written row, whatever their name says: hashes and sealed values. */
+const HIDDEN_COLUMNS: ReadonlySet<string> = new Set([
+  'password',
+  'apikey',
+  'apikeydigest',
+  'encryptedvalue',
+  'rowstamp',
+]);
+
+/** A record written through an object structure (users, groups, rights, keys for users, package definitions). */
+export function recordWriteEvent(write: RecordWrite): AuditEvent | undefined {
+  const prefix = OBSERVED_OBJECTS[write.object.name];
+  if (prefix === undefined) return undefined;
+  const keys = write.object.keys.map((name) => String((write.after ?? write.before)?.[name] ?? ''));
+  return {
+    type: `${prefix}.${write.operation}`,
+    object: write.object.name,
+    key: keys.join('/'),
+    before: visible(write.before),
+    after: visible(write.after),
+  };
+}
+
+function visible(row: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (!row) return undefined;
+  const shown: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(row)) {
+    if (!HIDDEN_COLUMNS.has(name.toLowerCase())) shown[name] = value;
+  }
+  return shown;
+}
+
+/** An admin mode transition (docs/adminmode.md); ended sessions are counted, never named. */
+export function adminModeEvent(
+  transition: 'on' | 'pending' | 'off',
+  from: number,
+  to: number,
+  endedSessions: number,
+): AuditEvent {
+  return {
+    type: `adminmode.${transition}`,
+    object: 'ADMINMODE',
+    before: { state: from },
+    after: { state: to },
+    detail: { endedSessions },
+  };
+}

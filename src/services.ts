@@ -179,6 +179,7 @@ async function startAccess(
       seconds: properties.getInteger('mxe.sec.IPblock.sec') ?? DEFAULT_ADDRESS_BLOCK.seconds,
     }),
     logError: (error, what) => log.error({ err: error }, what),
+    audit,
   });
   await sessions.listen();
   await logins.listen();
@@ -209,7 +210,7 @@ async function startConfiguration(
   audit: AuditRecorder,
 ): Promise<Pick<ServiceGraph, 'dbconfig' | 'apiKeys'>> {
   // Custom attributes join the metadata before the first request, and follow every apply of any process.
-  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
+  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log, audit });
   await dbconfig.start();
   resources.addWriteRules('MAXATTRIBUTECFG', dbconfig.writeRules);
   resources.addWriteObserver(logins.reactivationObserver, logins.reactivationWrites);

@@ -94,3 +94,60 @@ export function adminModeEvent(
     detail: { endedSessions },
   };
 }
+
+/** The events of the login tracking's results (src/auth/login.ts). */
+const LOGIN_EVENTS: Readonly<Record<string, { type: string; outcome: AuditEvent['outcome'] }>> = {
+  SUCCESS: { type: 'login.success', outcome: 'SUCCESS' },
+  FAILED: { type: 'login.failure', outcome: 'FAILURE' },
+  BLOCKED: { type: 'login.blocked', outcome: 'REFUSED' },
+  REFUSED: { type: 'login.refused', outcome: 'REFUSED' },
+  LOGOUT: { type: 'logout', outcome: 'SUCCESS' },
+};
+
+/**
+ * A login tracking row as an event: the name tried, its scheme and address (a batch of successes is written after
+ * its requests, so the row says them, not the request). Successes of one client are one row per batch, with the
+ * count: per-request credentials are not recorded per request.
+ */
+export function loginEvent(row: {
+  loginid: string;
+  userid?: string | null;
+  clientaddr?: string | null;
+  scheme: string;
+  attemptresult: string;
+  attempts?: number | undefined;
+}): AuditEvent {
+  const event = LOGIN_EVENTS[row.attemptresult] ?? { type: 'login.other', outcome: 'FAILURE' as const };
+  return {
+    type: event.type,
+    outcome: event.outcome,
+    user: row.userid ?? row.loginid,
+    scheme: row.scheme,
+    address: row.clientaddr ?? null,
+    object: 'MAXUSER',
+    key: row.loginid,
+    ...(row.attempts !== undefined && row.attempts > 1 && { detail: { attempts: row.attempts } }),
+  };
+}
+
+/** A user blocked after too many failed logins. */
+export function lockoutEvent(login: string, address: string): AuditEvent {
+  return {
+    type: 'login.lockout',
+    outcome: 'REFUSED',
+    user: login.toUpperCase().slice(0, 100),
+    address,
+    object: 'MAXUSER',
+    key: login.toUpperCase().slice(0, 100),
+  };
+}
+
+/** Database configuration applied (docs/dbconfig.md): every change applied, as it was staged. */
+export function dbconfigEvent(applied: readonly object[], structural: boolean): AuditEvent {
+  return {
+    type: 'dbconfig.apply',
+    object: 'MAXATTRIBUTECFG',
+    after: applied,
+    detail: { structural, count: applied.length },
+  };
+}

@@ -134,7 +134,7 @@ export class AuditTrail implements AuditRecorder {
       authscheme: clip(event.scheme ?? facts.authscheme, 16),
       keyid: facts.keyid,
       sessiondigest: facts.sessiondigest,
-      clientaddr: facts.clientaddr,
+      clientaddr: clip(event.address !== undefined ? event.address : facts.clientaddr, 64),
       requestid: facts.requestid,
       servername: clip(this.options.serverName, 100),
       objectname: clip(event.object ?? null, 40),

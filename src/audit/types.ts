@@ -18,6 +18,8 @@ export interface AuditEvent {
   user?: string | null;
   /** How the acting user was authenticated, when the request does not say (a login's scheme, `shell`). */
   scheme?: string;
+  /** The client's address when the event is not recorded in its request (a batch of logins). */
+  address?: string | null;
   /** The object written (MAXPROP, APIKEYTOKEN, ...) and its key. */
   object?: string;
   key?: string;

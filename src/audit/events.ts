@@ -3,6 +3,8 @@ import { isSecure } from '../properties/values.js';
 import type { RecordWrite } from '../oslc/write-extensions.js';
 import type { AuditEvent } from './types.js';
 
+export type { AuditRecorder } from './types.js';
+
 /*
  * The events other domains record, described here so that each domain's own change is one call
  * (`audit.record(transaction, event)`) and the trail's vocabulary stays in one place (docs/audit.md, "Events").
@@ -17,8 +19,7 @@ const CORS_PROPERTY = /^mxe\.oslc\.acl/i;
 /** A system property set: the value before and after, unless the property is secure (masked or encrypted). */
 export function propertyAuditEvent(
   definition: DefinitionRow,
-  serverName: string,
-  before: string | null,
+  { serverName, oldValue: before }: { serverName: string; oldValue: string | null },
   after: string | null,
 ): AuditEvent {
   const secure = isSecure(definition);

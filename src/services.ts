@@ -91,7 +91,7 @@ export async function createServices(
       plans: core.resources.planCacheStatistics,
     },
   });
-  const migration = await startMigration(config, storage, core, access, dbconfig);
+  const migration = await startMigration(config, storage, core, access, dbconfig, recorder);
   observeAdministration(metrics, access.adminMode, migration);
   const { metadata, domains, resources, properties } = core;
   return {
@@ -251,6 +251,7 @@ async function startMigration(
   { resources, properties }: CoreServices,
   { adminMode }: AccessServices,
   dbconfig: DbConfigService,
+  audit: AuditRecorder,
 ): Promise<MigrationService> {
   const migration = new MigrationService(
     storage,
@@ -259,6 +260,7 @@ async function startMigration(
     dbconfig,
     adminMode,
     properties,
+    audit,
   );
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);

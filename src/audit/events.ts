@@ -152,3 +152,41 @@ export function dbconfigEvent(applied: readonly object[], structural: boolean): 
     detail: { structural, count: applied.length },
   };
 }
+
+/** A step of a migration package's journey (docs/migration.md): the package, and its record counts where it has them. */
+export function packageEvent(
+  action: string,
+  row: { pkgdefname: string; dmpackageid: number; package: string },
+  detail: Record<string, unknown> = {},
+): AuditEvent {
+  return {
+    type: `package.${action}`,
+    object: 'DMPACKAGE',
+    key: `${row.pkgdefname}/${row.dmpackageid}`,
+    detail: { package: row.package, ...detail },
+  };
+}
+
+/**
+ * Sessions ended by an administrator (the console, `sessions end`) or by admin mode: one record per ending, naming
+ * each session by the first 16 hex digits of its id (never the cookie) and its user.
+ */
+export function sessionsEndedEvent(
+  by: 'administrator' | 'adminmode',
+  ended: ReadonlyArray<{ sessionhash: string; userid?: string | null }>,
+  owner?: string,
+): AuditEvent {
+  return {
+    type: 'session.end',
+    object: 'MAXSESSION',
+    ...(owner !== undefined && { key: owner }),
+    detail: {
+      by,
+      ended: ended.length,
+      sessions: ended.slice(0, 100).map((session) => ({
+        session: session.sessionhash.slice(0, 16),
+        ...(session.userid && { user: session.userid }),
+      })),
+    },
+  };
+}

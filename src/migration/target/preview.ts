@@ -6,6 +6,7 @@ import type { BatchOutcome, BatchRecord } from '../../oslc/batch-writer.js';
 import type { Row } from '../../oslc/repository.js';
 import type { ResourceWriter } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
 import { deployablePackage, jsonValue, keyText, stagedLines, type JsonRecord } from '../packages.js';
 import { isPropertyStructure, previewProperty } from '../properties.js';
@@ -51,7 +52,10 @@ export interface PreviewOutcome {
   complete: boolean;
 }
 
-type PreviewContext = Pick<MigrationContext, 'db' | 'storage' | 'resources' | 'properties' | 'dbconfig'>;
+type PreviewContext = Pick<
+  MigrationContext,
+  'db' | 'storage' | 'resources' | 'properties' | 'dbconfig' | 'audit'
+>;
 
 /** Ends the trial's transaction: a preview never commits. */
 class TrialOver extends Error {
@@ -91,6 +95,10 @@ export async function previewPackage(
   }
   await trial.properties(context, dmpackageid);
   const refusals = trial.objects.reduce((sum, object) => sum + object.refused.length, 0);
+  const answered =
+    counts !== undefined && refusals === 0 && !trial.leftAttributesOut() ? counts : trial.counts();
+  // The trial rolled back: the record has a transaction of its own.
+  await context.audit.recordAlone(packageEvent('preview', row, { ...answered, refusals }));
   return {
     pkgdefname: row.pkgdefname,
     dmpackageid,
@@ -100,7 +108,7 @@ export async function previewPackage(
     ),
     adminmode: structural.length > 0,
     // With a refusal the deploy writes nothing; the counts are then those of the records it would accept.
-    counts: counts !== undefined && refusals === 0 && !trial.leftAttributesOut() ? counts : trial.counts(),
+    counts: answered,
     refusals,
     complete: counts !== undefined,
   };

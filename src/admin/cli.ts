@@ -14,6 +14,7 @@ import type { Kysely } from 'kysely';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
+import { sessionsEndedEvent } from '../audit/events.js';
 import { AuditTrail, DEFAULT_RETENTION_DAYS } from '../audit/service.js';
 import type { AuditEvent, AuditRecorder } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
@@ -124,7 +125,7 @@ async function runCommand(
         io.err(`sessions takes: end <userid>.\n\n${USAGE}`);
         return 2;
       }
-      return endSessions(storage, config, rest[1].toUpperCase(), io);
+      return endSessions(storage, config, rest[1].toUpperCase(), io, recorder);
     case 'reseal-keys': {
       if (rest.length !== 0) {
         io.err(`reseal-keys takes no arguments.\n\n${USAGE}`);
@@ -215,12 +216,15 @@ async function endSessions(
   config: AppConfig,
   userid: string,
   io: AdminIo,
+  audit: AuditRecorder,
 ): Promise<number> {
   if (!(await userExists(storage.db, userid))) {
     io.err(`No user ${userid}.\n`);
     return 1;
   }
-  const count = await sessionServiceOf(storage, config).endAllOf(userid);
+  const count = await sessionServiceOf(storage, config).endAllOf(userid, (transaction, ended) =>
+    audit.record(transaction, sessionsEndedEvent('administrator', ended, userid)),
+  );
   io.out(`Ended ${count} session(s) of ${userid}; its cookies are refused by every server process.\n`);
   return 0;
 }

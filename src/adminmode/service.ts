@@ -16,7 +16,7 @@ import {
   type LoggedChange,
 } from './repository.js';
 import type { AdminModeValue } from './tables.js';
-import { adminModeEvent } from '../audit/events.js';
+import { adminModeEvent, sessionsEndedEvent } from '../audit/events.js';
 import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
 
 export type { AdminModeValue } from './tables.js';
@@ -198,6 +198,7 @@ export class AdminModeService {
       if (current.state !== 1) return [];
       const deleted = await deleteOrdinarySessions(transaction);
       await this.options.sessions.announceEnded(transaction, deleted);
+      await this.recordEnded(transaction, deleted);
       return deleted;
     });
     this.options.sessions.forgetEnded(ended);
@@ -380,10 +381,19 @@ export class AdminModeService {
   private async announce(
     transaction: Kysely<Database>,
     row: AdminModeRow,
-    ended: ReadonlyArray<{ sessionhash: string; tokenhash: string | null }>,
+    ended: ReadonlyArray<{ sessionhash: string; tokenhash: string | null; userid: string }>,
   ): Promise<void> {
     await this.options.sessions.announceEnded(transaction, ended);
+    await this.recordEnded(transaction, ended);
     await this.options.bus.notify(transaction, CHANNEL, String(row.generation));
+  }
+
+  /** The sessions admin mode ended, one record beside the transition's (docs/audit.md). */
+  private async recordEnded(
+    transaction: Kysely<Database>,
+    ended: ReadonlyArray<{ sessionhash: string; userid: string }>,
+  ): Promise<void> {
+    if (ended.length > 0) await this.audit.record(transaction, sessionsEndedEvent('adminmode', ended));
   }
 
   private async reload(): Promise<void> {

@@ -109,6 +109,10 @@ const EnvSchema = Type.Object({
   /** A port of its own for the metrics, without login; unset: `<context root>/metrics`, administrators only. */
   EAS_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   EAS_METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /** Whether events are written to the audit trail (docs/audit.md); off only to measure what it costs. */
+  EAS_AUDIT: Type.Boolean({ default: true }),
+  /** Whether every audit record is also logged, as one structured line at info level (for a log shipper). */
+  EAS_AUDIT_LOG: Type.Boolean({ default: false }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -142,6 +146,15 @@ export interface AppConfig {
   apiKeys: ApiKeyConfig;
   limits: LimitsConfig;
   metrics: MetricsConfig;
+  audit: AuditConfig;
+}
+
+/** The audit trail (docs/audit.md). */
+export interface AuditConfig {
+  /** Whether events are recorded at all (EAS_AUDIT; off only to measure the trail's cost). */
+  enabled: boolean;
+  /** Whether each record is also logged as one structured info line (EAS_AUDIT_LOG). */
+  log: boolean;
 }
 
 /** Where the metrics are served (docs/operations.md, "Metrics"). */
@@ -381,6 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       shutdownTimeoutMs: Math.round(parsed.EAS_SHUTDOWN_TIMEOUT_SECONDS * 1000),
     },
     metrics: { port: parsed.EAS_METRICS_PORT, host: parsed.EAS_METRICS_HOST },
+    audit: { enabled: parsed.EAS_AUDIT, log: parsed.EAS_AUDIT_LOG },
   };
 }
 

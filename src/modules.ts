@@ -4,6 +4,8 @@ import { ActiveSessionService } from './activesessions/service.js';
 import { adminModeRoutes } from './adminmode/routes.js';
 import { attachmentRoutes } from './attachments/routes.js';
 import { apiKeyRoutes } from './apikeys/routes.js';
+import { auditRoutes } from './audit/routes.js';
+import { NO_AUDIT } from './audit/types.js';
 import type { CookiePolicy } from './auth/cookies.js';
 import type { SignInProvider } from './auth/federated/page.js';
 import { signInPageRoutes } from './auth/federated/routes.js';
@@ -143,6 +145,10 @@ const apiRootModules: readonly ApiRootModule[] = [
   {
     name: 'database configuration (docs/dbconfig.md)',
     register: (app, { services }) => app.register(dbconfigRoutes, { dbconfig: services.dbconfig }),
+  },
+  {
+    name: 'audit trail verification (docs/audit.md)',
+    register: (app, { services }) => app.register(auditRoutes, { audit: services.audit }),
   },
   {
     name: 'active sessions (docs/console.md)',
@@ -298,7 +304,11 @@ export function moduleContext(
     ...http,
     login: { settings, sessions, logins, cookies: http.cookies },
     administration: {
-      activeSessions: new ActiveSessionService(storage.db, sessions),
+      activeSessions: new ActiveSessionService(
+        storage.db,
+        sessions,
+        config.audit.enabled ? services.audit : NO_AUDIT,
+      ),
       servers: new ServerProcessService(services.properties, config.serverName),
     },
     federatedSignIn: {

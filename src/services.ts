@@ -28,8 +28,13 @@ import { Metrics } from './metrics/service.js';
 import { ResourceService } from './oslc/service.js';
 import { PropertyService } from './properties/service.js';
 import { SystemService } from './system/service.js';
-import { dynamicView } from './db/schema.js';
 import { worklogWriteRules } from './worklog/write-rules.js';
+import { dynamicView, typedView } from './db/schema.js';
+import { observedObjects, recordWriteEvent } from './audit/events.js';
+import { AuditTrail, DEFAULT_RETENTION_DAYS, RETENTION_PROPERTY } from './audit/service.js';
+import { NO_AUDIT, type AuditRecorder } from './audit/types.js';
+import { AUDIT_OBJECTS } from './metadata/objects/easaudit.js';
+import { READ_ONLY } from './audit/read-only.js';
 
 /** The services of one server process, built once and shared by every module of both API roots. */
 export interface ServiceGraph {
@@ -60,6 +65,8 @@ export interface ServiceGraph {
   saml: SamlService | undefined;
   /** The process's metrics; a module registers its own here (src/metrics/service.ts). */
   metrics: Metrics;
+  /** The audit trail (src/audit): recorded into by the services above, verified, swept and exported. */
+  audit: AuditTrail;
   /** Stops what the services run in the background and writes what they hold back; the server calls it on close. */
   close(): Promise<void>;
 }
@@ -74,13 +81,17 @@ export async function createServices(
   storage: Storage,
   log: FastifyBaseLogger,
 ): Promise<ServiceGraph> {
-  const core = await startCore(config, storage, log);
-  const access = await startAccess(config, storage, log, core);
-  const { dbconfig, apiKeys } = await startConfiguration(config, storage, log, core, access);
+  const metrics = new Metrics();
+  const audit = await startAudit(config, storage, log, metrics);
+  const recorder = config.audit.enabled ? audit : NO_AUDIT;
+  const core = await startCore(config, storage, log, recorder);
+  const access = await startAccess(config, storage, log, core, recorder);
+  const { dbconfig, apiKeys } = await startConfiguration(config, storage, log, core, access, recorder);
   // Sealed session cookies: every process derives the same key from the shared master key, so any of them opens a
   // cookie another issued (docs/security.md, "Session cookies").
   access.sessions.setCookieKey(apiKeys.derivedKey('session cookie'));
-  const metrics = new Metrics();
+  audit.useKeyFingerprint((apikey) => apiKeys.keyFingerprint(apikey));
+  audit.retentionFrom(() => core.properties.getInteger(RETENTION_PROPERTY) ?? DEFAULT_RETENTION_DAYS);
   observeServices(metrics, {
     storage,
     liveSessions: () => access.sessions.liveSessions(),
@@ -91,7 +102,7 @@ export async function createServices(
       plans: core.resources.planCacheStatistics,
     },
   });
-  const migration = await startMigration(config, storage, core, access, dbconfig);
+  const migration = await startMigration(config, storage, core, access, dbconfig, recorder);
   const attachments = startAttachments(storage, core);
   observeAdministration(metrics, access.adminMode, migration);
   const { metadata, domains, resources, properties } = core;
@@ -108,7 +119,9 @@ export async function createServices(
     migration,
     attachments,
     dbconfig,
+    audit,
     async close() {
+      await audit.close();
       access.adminMode.close();
       await access.logins.flush();
       await properties.close();
@@ -120,7 +133,12 @@ type CoreServices = Pick<ServiceGraph, 'metadata' | 'domains' | 'auth' | 'resour
 type AccessServices = Pick<ServiceGraph, 'sessions' | 'logins' | 'adminMode'>;
 
 /** The metadata, the caches the write path notifies, the resource service and the system properties. */
-async function startCore(config: AppConfig, storage: Storage, log: FastifyBaseLogger): Promise<CoreServices> {
+async function startCore(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  audit: AuditRecorder,
+): Promise<CoreServices> {
   const metadata = new MetadataRegistry();
   const domains = new DomainCache(dynamicView(storage.db));
   const auth = new AuthService(storage.db);
@@ -140,6 +158,7 @@ async function startCore(config: AppConfig, storage: Storage, log: FastifyBaseLo
     domains,
     secretKey: config.secretKey,
     log,
+    audit,
   });
   await properties.start();
   return { metadata, domains, auth, resources, properties };
@@ -151,6 +170,7 @@ async function startAccess(
   storage: Storage,
   log: FastifyBaseLogger,
   { auth, properties }: CoreServices,
+  audit: AuditRecorder,
 ): Promise<AccessServices> {
   const sessions = new SessionService({
     db: storage.db,
@@ -174,6 +194,7 @@ async function startAccess(
       seconds: properties.getInteger('mxe.sec.IPblock.sec') ?? DEFAULT_ADDRESS_BLOCK.seconds,
     }),
     logError: (error, what) => log.error({ err: error }, what),
+    audit,
   });
   await sessions.listen();
   await logins.listen();
@@ -187,6 +208,7 @@ async function startAccess(
     }),
     serverName: config.serverName,
     onBackgroundError: (error) => log.error({ err: error }, 'admin mode bookkeeping failed'),
+    audit,
   });
   await adminMode.start();
   logins.setAdmission(adminMode);
@@ -200,9 +222,10 @@ async function startConfiguration(
   log: FastifyBaseLogger,
   { metadata, resources, properties }: CoreServices,
   { logins, adminMode }: AccessServices,
+  audit: AuditRecorder,
 ): Promise<Pick<ServiceGraph, 'dbconfig' | 'apiKeys'>> {
   // Custom attributes join the metadata before the first request, and follow every apply of any process.
-  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log });
+  const dbconfig = new DbConfigService({ storage, metadata, guard: adminMode, log, audit });
   await dbconfig.start();
   resources.addWriteRules('MAXATTRIBUTECFG', dbconfig.writeRules);
   resources.addWriteObserver(logins.reactivationObserver, logins.reactivationWrites);
@@ -218,8 +241,19 @@ async function startConfiguration(
     properties,
     masterKey: config.apiKeys.masterKey,
     dataDir: config.dataDir,
+    audit,
   });
   await apiKeys.start();
+  for (const object of AUDIT_OBJECTS) resources.addWriteRules(object, READ_ONLY);
+  // Users, groups, rights, keys made for users and package definitions, written through object structures.
+  const observed = new Set(observedObjects());
+  resources.addWriteObserver(
+    async (transaction, write) => {
+      const event = recordWriteEvent(write);
+      if (event) await audit.record(typedView(transaction), event);
+    },
+    (object) => audit !== NO_AUDIT && observed.has(object.name),
+  );
   resources.addWriteRules('APIKEYTOKEN', apiKeys.writeRules);
   resources.addReadTransform('APIKEYTOKEN', 'apikey', apiKeys.readTransform);
   return { dbconfig, apiKeys };
@@ -232,6 +266,7 @@ async function startMigration(
   { resources, properties }: CoreServices,
   { adminMode }: AccessServices,
   dbconfig: DbConfigService,
+  audit: AuditRecorder,
 ): Promise<MigrationService> {
   const migration = new MigrationService(
     storage,
@@ -240,6 +275,7 @@ async function startMigration(
     dbconfig,
     adminMode,
     properties,
+    audit,
   );
   await migration.start();
   resources.addWriteRules('DMPACKAGEDEF', migration.definitionRules);
@@ -260,6 +296,38 @@ function startAttachments(storage: Storage, { resources, properties }: CoreServi
   const remover = attachmentsRemover(attachments);
   resources.addWriteObserver(remover.observer, remover.takesPart);
   return attachments;
+}
+
+/**
+ * The audit trail (src/audit): its chain's key from the master key, its counters, and its log line when
+ * EAS_AUDIT_LOG asks. Verified, swept and exported even when recording is off (EAS_AUDIT=0).
+ */
+async function startAudit(
+  config: AppConfig,
+  storage: Storage,
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+): Promise<AuditTrail> {
+  const records = metrics.counter({
+    name: 'eas_audit_records_total',
+    help: 'Audit records sealed into the chain by this process, by event type and outcome.',
+    labelNames: ['type', 'outcome'],
+  });
+  const failures = metrics.counter({
+    name: 'eas_audit_verification_failures_total',
+    help: 'Verifications of the audit chain that found a record altered, removed or inserted out of order.',
+  });
+  const audit = new AuditTrail({
+    storage,
+    masterKey: await loadMasterKey(config.apiKeys.masterKey, config.dataDir),
+    serverName: config.serverName,
+    log: config.audit.log ? log : undefined,
+    onSealed: (row) => records.inc({ type: row.eventtype, outcome: row.outcome }),
+    onVerificationFailure: () => failures.inc(),
+    onBackgroundError: (error, what) => log.error({ err: error }, what),
+  });
+  audit.start();
+  return audit;
 }
 
 /** The metrics of the deployment's administration: admin mode, package deploys. */

@@ -1,5 +1,6 @@
 import type { Section } from '../lib/types.js';
 import { apiKeySection } from './apikey.js';
+import { auditSection } from './audit.js';
 import { createSection } from './create.js';
 import { getPropertySection } from './get-property.js';
 import { memberSection } from './member.js';
@@ -20,6 +21,7 @@ export const sections: readonly Section[] = [
   createSection,
   memberSection,
   scaleSection,
+  auditSection,
 ];
 
 /**

@@ -36,10 +36,10 @@ export async function listLiveSessions(
 export async function findSessionHashes(
   db: Kysely<Database>,
   maxsessionid: number,
-): Promise<{ sessionhash: string; tokenhash: string | null } | undefined> {
+): Promise<{ sessionhash: string; tokenhash: string | null; userid: string } | undefined> {
   return db
     .selectFrom('maxsession')
-    .select(['sessionhash', 'tokenhash'])
+    .select(['sessionhash', 'tokenhash', 'userid'])
     .where('maxsessionid', '=', maxsessionid)
     .executeTakeFirst();
 }

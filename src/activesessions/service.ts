@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import { sessionsEndedEvent } from '../audit/events.js';
+import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
 import type { SessionService } from '../auth/sessions.js';
 import type { Database } from '../db/schema.js';
 import { errors } from '../errors.js';
@@ -18,6 +20,8 @@ export class ActiveSessionService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sessions: SessionService,
+    /** Where an administrator's ending is recorded, in its transaction (docs/audit.md). */
+    private readonly audit: AuditRecorder = NO_AUDIT,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -32,6 +36,15 @@ export class ActiveSessionService {
   async end(maxsessionid: number): Promise<void> {
     const hashes = await findSessionHashes(this.db, maxsessionid);
     if (!hashes) throw errors.sessionNotFound(String(maxsessionid));
-    await this.sessions.end({ id: hashes.sessionhash, tokenId: hashes.tokenhash });
+    await this.sessions.end({ id: hashes.sessionhash, tokenId: hashes.tokenhash }, (transaction) =>
+      this.audit.record(
+        transaction,
+        sessionsEndedEvent(
+          'administrator',
+          [{ sessionhash: hashes.sessionhash, userid: hashes.userid }],
+          hashes.userid,
+        ),
+      ),
+    );
   }
 }

@@ -13,6 +13,12 @@ import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import type { Kysely } from 'kysely';
 import { processIo } from '../cli/io.js';
 import { runRestore } from './restore-command.js';
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import { sessionsEndedEvent } from '../audit/events.js';
+import { AuditTrail, DEFAULT_RETENTION_DAYS } from '../audit/service.js';
+import type { AuditEvent, AuditRecorder } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 
 /**
@@ -30,6 +36,11 @@ Commands:
   sessions end <userid>     End every session of the user, on every server process.
   reseal-keys               Re-seal every stored API key under the master key in EAS_NEW_MASTER_KEY (rotation).
   restore <archive>         Restore an archive of \`eas backup\` into an empty data directory (restore --help).
+  audit verify              Check the audit trail's chain; exits 1 naming the first record altered, removed or
+                            inserted out of order.
+  audit export --since <date> [--out <file>]
+                            Write the audit records of <date> and later as JSON lines (stdout, or the file).
+  audit sweep               Remove the audit records older than eas.audit.retentiondays (default 400) now.
   help, --help, -h          This text.
 
 Same environment as the server (DATABASE_URL, EAS_DB_SCHEMA, EAS_DATA_DIR, EAS_MASTER_KEY). On PostgreSQL the
@@ -60,7 +71,11 @@ export async function runAdmin(
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: { help: { type: 'boolean', short: 'h' } },
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        since: { type: 'string' },
+        out: { type: 'string' },
+      },
     });
   } catch (error) {
     io.err(`${(error as Error).message}\n\n${USAGE}`);
@@ -77,23 +92,44 @@ export async function runAdmin(
     io.err(`${command} takes one user id.\n\n${USAGE}`);
     return 2;
   }
+  const audit = await shellAuditTrail(storage, config);
+  try {
+    return await runCommand(command, rest, parsed.values, storage, config, io, audit);
+  } finally {
+    await audit.close();
+  }
+}
+
+async function runCommand(
+  command: string | undefined,
+  rest: readonly string[],
+  values: { since?: string | undefined; out?: string | undefined },
+  storage: Storage,
+  config: AppConfig,
+  io: AdminIo,
+  audit: AuditTrail,
+): Promise<number> {
+  const userid = rest[0]?.toUpperCase();
+  const recorder = shellRecorder(audit);
   switch (command) {
     case 'unlock':
-      return unlock(storage, userid!, io);
+      return unlock(storage, userid!, io, recorder);
     case 'reset-password':
-      return resetPassword(storage, userid!, io);
+      return resetPassword(storage, userid!, io, recorder);
+    case 'audit':
+      return auditCommand(rest, values, audit, io);
     case 'adminmode':
       if (rest.length !== 1 || rest[0] !== 'off') {
         io.err(`adminmode takes one argument: off.\n\n${USAGE}`);
         return 2;
       }
-      return adminModeOff(storage, config, io);
+      return adminModeOff(storage, config, io, recorder);
     case 'sessions':
       if (rest.length !== 2 || rest[0] !== 'end' || !rest[1]) {
         io.err(`sessions takes: end <userid>.\n\n${USAGE}`);
         return 2;
       }
-      return endSessions(storage, config, rest[1].toUpperCase(), io);
+      return endSessions(storage, config, rest[1].toUpperCase(), io, recorder);
     case 'reseal-keys': {
       if (rest.length !== 0) {
         io.err(`reseal-keys takes no arguments.\n\n${USAGE}`);
@@ -128,8 +164,12 @@ async function changeUser<T>(storage: Storage, work: (db: Kysely<Database>) => P
   });
 }
 
-async function unlock(storage: Storage, userid: string, io: AdminIo): Promise<number> {
-  const user = await changeUser(storage, (db) => unblockUser(db, userid));
+async function unlock(storage: Storage, userid: string, io: AdminIo, audit: AuditRecorder): Promise<number> {
+  const user = await changeUser(storage, async (db) => {
+    const unblocked = await unblockUser(db, userid);
+    if (unblocked) await audit.record(db, { type: 'login.unlock', object: 'MAXUSER', key: userid });
+    return unblocked;
+  });
   if (!user) {
     io.err(`No user ${userid}.\n`);
     return 1;
@@ -151,7 +191,12 @@ function sessionServiceOf(storage: Storage, config: AppConfig): SessionService {
 }
 
 /** Admin mode off through the service the API uses: the row, its log entry and the change bus in one transaction. */
-async function adminModeOff(storage: Storage, config: AppConfig, io: AdminIo): Promise<number> {
+async function adminModeOff(
+  storage: Storage,
+  config: AppConfig,
+  io: AdminIo,
+  audit: AuditRecorder,
+): Promise<number> {
   const adminMode = new AdminModeService({
     db: storage.db,
     bus: storage.bus,
@@ -159,6 +204,7 @@ async function adminModeOff(storage: Storage, config: AppConfig, io: AdminIo): P
     defaults: () => ({ numsessions: DEFAULT_NUMSESSIONS, logoutmin: DEFAULT_LOGOUTMIN }),
     serverName: config.serverName,
     onBackgroundError: () => undefined,
+    audit,
   });
   try {
     await adminMode.turnOff(SHELL_USER);
@@ -174,17 +220,25 @@ async function endSessions(
   config: AppConfig,
   userid: string,
   io: AdminIo,
+  audit: AuditRecorder,
 ): Promise<number> {
   if (!(await userExists(storage.db, userid))) {
     io.err(`No user ${userid}.\n`);
     return 1;
   }
-  const count = await sessionServiceOf(storage, config).endAllOf(userid);
+  const count = await sessionServiceOf(storage, config).endAllOf(userid, (transaction, ended) =>
+    audit.record(transaction, sessionsEndedEvent('administrator', ended, userid)),
+  );
   io.out(`Ended ${count} session(s) of ${userid}; its cookies are refused by every server process.\n`);
   return 0;
 }
 
-async function resetPassword(storage: Storage, userid: string, io: AdminIo): Promise<number> {
+async function resetPassword(
+  storage: Storage,
+  userid: string,
+  io: AdminIo,
+  audit: AuditRecorder,
+): Promise<number> {
   const chosen = io.env.EAS_NEW_PASSWORD;
   if (chosen !== undefined && chosen.length < 8) {
     io.err('EAS_NEW_PASSWORD must have 8 characters or more.\n');
@@ -194,7 +248,9 @@ async function resetPassword(storage: Storage, userid: string, io: AdminIo): Pro
   const hash = await hashPassword(password);
   const user = await changeUser(storage, async (db) => {
     const found = await setUserPassword(db, userid, hash);
-    return found && unblockUser(db, userid);
+    const unblocked = found && (await unblockUser(db, userid));
+    if (unblocked) await audit.record(db, { type: 'user.password.reset', object: 'MAXUSER', key: userid });
+    return unblocked;
   });
   if (!user) {
     io.err(`No user ${userid}.\n`);
@@ -206,6 +262,79 @@ async function resetPassword(storage: Storage, userid: string, io: AdminIo): Pro
       : `${user.userid} has the password from EAS_NEW_PASSWORD.\n`,
   );
   return 0;
+}
+
+/** The trail as the server keeps it (same master key, same chain), for the shell's records and commands. */
+async function shellAuditTrail(storage: Storage, config: AppConfig): Promise<AuditTrail> {
+  return new AuditTrail({
+    storage,
+    masterKey: await loadMasterKey(config.apiKeys.masterKey, config.dataDir),
+    serverName: config.serverName,
+    retentionDays: () => DEFAULT_RETENTION_DAYS,
+  });
+}
+
+/** The shell's changes are recorded as made by ADMIN-CLI, authenticated by the shell (docs/audit.md). */
+function shellRecorder(audit: AuditTrail): AuditRecorder {
+  const shell = (event: AuditEvent): AuditEvent => ({ user: SHELL_USER, scheme: 'SHELL', ...event });
+  return {
+    record: (db, event) => audit.record(db, shell(event)),
+    recordAlone: (event) => audit.recordAlone(shell(event)),
+  };
+}
+
+/** `audit verify | export | sweep` (docs/audit.md). */
+async function auditCommand(
+  rest: readonly string[],
+  values: { since?: string | undefined; out?: string | undefined },
+  audit: AuditTrail,
+  io: AdminIo,
+): Promise<number> {
+  const [action] = rest;
+  if (action === 'verify' && rest.length === 1) {
+    const report = await audit.verify();
+    if (!report.ok) {
+      io.err(`The audit trail does not verify: ${report.problem?.reason ?? 'unknown problem'}.\n`);
+      return 1;
+    }
+    const head = report.head ? `, head position ${report.head.chainseq} digest ${report.head.digest}` : '';
+    io.out(
+      `The audit trail verifies: ${report.checked} record(s) from position ${report.firstSeq}${head}` +
+        `${report.unsealed > 0 ? `; ${report.unsealed} record(s) written a moment ago not sealed yet` : ''}.\n`,
+    );
+    return 0;
+  }
+  if (action === 'export' && rest.length === 1) {
+    const since = values.since === undefined ? new Date(NaN) : new Date(values.since);
+    if (Number.isNaN(since.getTime())) {
+      io.err(
+        `audit export takes --since <date> (ISO 8601, for example 2026-01-31 or 2026-01-31T08:00:00Z).\n`,
+      );
+      return 2;
+    }
+    const out = values.out === undefined ? undefined : createWriteStream(values.out, { flags: 'w' });
+    let count = 0;
+    for await (const record of audit.export(since)) {
+      const line = `${JSON.stringify(record)}\n`;
+      if (out) {
+        if (!out.write(line)) await once(out, 'drain');
+      } else io.out(line);
+      count += 1;
+    }
+    if (out) {
+      out.end();
+      await finished(out);
+      io.err(`Wrote ${count} audit record(s) to ${values.out}.\n`);
+    }
+    return 0;
+  }
+  if (action === 'sweep' && rest.length === 1) {
+    const removed = await audit.sweep();
+    io.out(`Removed ${removed} audit record(s) older than the retention period.\n`);
+    return 0;
+  }
+  io.err(`audit takes: verify, export --since <date> [--out <file>], or sweep.\n\n${USAGE}`);
+  return 2;
 }
 
 async function main(): Promise<void> {

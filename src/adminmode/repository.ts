@@ -164,10 +164,10 @@ export async function countLiveSessions(
 /** Ends every session of users who may not log in during admin mode; answers them, for the change bus. */
 export async function deleteOrdinarySessions(
   db: Kysely<Database>,
-): Promise<Array<{ sessionhash: string; tokenhash: string | null }>> {
+): Promise<Array<{ sessionhash: string; tokenhash: string | null; userid: string }>> {
   return db
     .deleteFrom('maxsession')
     .where('userid', 'not in', allowedUsers(db))
-    .returning(['sessionhash', 'tokenhash'])
+    .returning(['sessionhash', 'tokenhash', 'userid'])
     .execute();
 }

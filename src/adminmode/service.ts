@@ -16,6 +16,8 @@ import {
   type LoggedChange,
 } from './repository.js';
 import type { AdminModeValue } from './tables.js';
+import { adminModeEvent, sessionsEndedEvent } from '../audit/events.js';
+import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
 
 export type { AdminModeValue } from './tables.js';
 
@@ -61,6 +63,8 @@ export interface AdminModeServiceOptions {
   /** Failures of the background work (timed transition, reloads): logged, retried by the next trigger. */
   onBackgroundError: (error: unknown) => void;
   now?: () => number;
+  /** Where each transition is recorded, in its transaction (docs/audit.md); default: nowhere. */
+  audit?: AuditRecorder;
 }
 
 const CHANNEL = 'adminmode';
@@ -194,6 +198,7 @@ export class AdminModeService {
       if (current.state !== 1) return [];
       const deleted = await deleteOrdinarySessions(transaction);
       await this.options.sessions.announceEnded(transaction, deleted);
+      await this.recordEnded(transaction, deleted);
       return deleted;
     });
     this.options.sessions.forgetEnded(ended);
@@ -247,6 +252,8 @@ export class AdminModeService {
         servername: this.options.serverName,
         endedsessions: ended.length,
       });
+      const audited = adminModeEvent(tostate === 1 ? 'on' : 'pending', current.state, tostate, ended.length);
+      await this.audit.record(transaction, { ...audited, after: { state: tostate, numsessions, logoutmin } });
       await this.announce(transaction, row, ended);
       return { row, ended };
     });
@@ -283,6 +290,7 @@ export class AdminModeService {
         servername: this.options.serverName,
         endedsessions: 0,
       });
+      await this.audit.record(transaction, adminModeEvent('off', current.state, 0, 0));
       await this.announce(transaction, off, []);
       return off;
     });
@@ -352,6 +360,11 @@ export class AdminModeService {
         servername: this.options.serverName,
         endedsessions: ended.length,
       });
+      await this.audit.record(transaction, {
+        ...adminModeEvent('on', 2, 1, ended.length),
+        user: null,
+        scheme: 'system',
+      });
       await this.announce(transaction, row, ended);
       return { row, ended };
     });
@@ -361,13 +374,26 @@ export class AdminModeService {
   }
 
   /** Sends the change (and the ended sessions) on the change bus, delivered when `transaction` commits. */
+  private get audit(): AuditRecorder {
+    return this.options.audit ?? NO_AUDIT;
+  }
+
   private async announce(
     transaction: Kysely<Database>,
     row: AdminModeRow,
-    ended: ReadonlyArray<{ sessionhash: string; tokenhash: string | null }>,
+    ended: ReadonlyArray<{ sessionhash: string; tokenhash: string | null; userid: string }>,
   ): Promise<void> {
     await this.options.sessions.announceEnded(transaction, ended);
+    await this.recordEnded(transaction, ended);
     await this.options.bus.notify(transaction, CHANNEL, String(row.generation));
+  }
+
+  /** The sessions admin mode ended, one record beside the transition's (docs/audit.md). */
+  private async recordEnded(
+    transaction: Kysely<Database>,
+    ended: ReadonlyArray<{ sessionhash: string; userid: string }>,
+  ): Promise<void> {
+    if (ended.length > 0) await this.audit.record(transaction, sessionsEndedEvent('adminmode', ended));
   }
 
   private async reload(): Promise<void> {

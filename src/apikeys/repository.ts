@@ -78,13 +78,14 @@ export async function deleteKey(db: Kysely<Database>, userid: string): Promise<b
 }
 
 /** Marks a key as sent in a URL, once: the first time is the one administrators need to know. */
-export async function markExposed(db: Kysely<Database>, digest: string, when: Date): Promise<void> {
-  await db
+export async function markExposed(db: Kysely<Database>, digest: string, when: Date): Promise<boolean> {
+  const result = await db
     .updateTable('apikeytoken')
     .set({ exposedinurl: true, exposeddate: when })
     .where('apikeydigest', '=', digest)
     .where('exposedinurl', '=', false)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Rows of the plain-text layout (before 0007-apikeys): a value but no digest yet. */

@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
 import { EVERYTHING_CHANGED, type Confirmation } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
-import { errors } from '../errors.js';
+import { errors, MaximoError } from '../errors.js';
+import { NO_AUDIT, type AuditEvent, type AuditRecorder } from '../audit/types.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
 import type { WriteRuleContext, WriteRules } from '../oslc/write-extensions.js';
 import type { StoredValue } from '../oslc/values.js';
@@ -37,6 +38,9 @@ export const EXTERNAL_KEY_MAX_LENGTH = 128;
 const EXTERNAL_KEY_ALPHABET = /^[A-Za-z0-9._~-]+$/;
 const EXTERNAL_KEY_MIN_DISTINCT = 12;
 
+/** Refusals by the key properties (mxe.apikeysysusers, mxe.apikeyforloggedinuser, mxe.allowexternalapikey). */
+const PROPERTY_REFUSALS: ReadonlySet<string> = new Set(['EAS0070E', 'EAS0071E', 'EAS0072E']);
+
 const MAX_CACHED_KEYS = 100_000;
 const MS_PER_MINUTE = 60_000;
 
@@ -52,6 +56,8 @@ export interface ApiKeyServiceOptions {
   /** EAS_MASTER_KEY; undefined: the key file of `dataDir`. */
   masterKey: string | undefined;
   dataDir: string;
+  /** Where key changes and refusals are recorded (docs/audit.md); default: nowhere. */
+  audit?: AuditRecorder;
 }
 
 /** A verified key, as held in memory: enough to answer the next request without the database. */
@@ -156,7 +162,13 @@ export class ApiKeyService {
     }
     if (sentInUrl && !entry.exposedInUrl) {
       entry.exposedInUrl = true;
-      return markExposed(this.db, digest, new Date()).then(() => entry.userid);
+      return this.db
+        .transaction()
+        .execute(async (transaction) => {
+          if (await markExposed(transaction, digest, new Date()))
+            await this.audit.record(transaction, keyEvent('apikey.exposed', entry.userid));
+        })
+        .then(() => entry.userid);
     }
     return entry.userid;
   }
@@ -164,17 +176,20 @@ export class ApiKeyService {
   /** `/apitoken/create`: the caller's key, created or regenerated (the old value stops working at once). */
   async createOwn(user: UserProfile, request: KeyRequest): Promise<string> {
     checkExpiration(request.expiration);
-    const apikey = this.keyValue(request.apikey);
+    const apikey = this.refusalRecorded(user.userid, () => this.keyValue(request.apikey));
     const vault = this.keys();
-    await this.changeKeys((db) =>
-      upsertKey(db, {
+    await this.changeKeys(async (db) => {
+      const existed = await hasKey(db, user.userid);
+      await upsertKey(db, {
         userid: user.userid,
         sealed: vault.seal(apikey),
         digest: vault.digest(apikey),
         expiration: request.expiration,
         creationdate: new Date(),
-      }),
-    );
+      });
+      const type = existed ? 'apikey.regenerate' : 'apikey.create';
+      await this.audit.record(db, keyEvent(type, user.userid, { expiration: request.expiration }));
+    });
     return apikey;
   }
 
@@ -194,7 +209,41 @@ export class ApiKeyService {
 
   /** `/apitoken/revoke`: deletes the caller's key; false when there was none. */
   async revokeOwn(user: UserProfile): Promise<boolean> {
-    return this.changeKeys((db) => deleteKey(db, user.userid));
+    return this.changeKeys(async (db) => {
+      const revoked = await deleteKey(db, user.userid);
+      if (revoked) await this.audit.record(db, keyEvent('apikey.revoke', user.userid));
+      return revoked;
+    });
+  }
+
+  /** How the audit trail names a presented key: the start of its digest (apikeytoken.apikeydigest), never its value. */
+  keyFingerprint(apikey: string): string {
+    return this.keys().digest(apikey).slice(0, 16);
+  }
+
+  private get audit(): AuditRecorder {
+    return this.options.audit ?? NO_AUDIT;
+  }
+
+  /**
+   * Runs a decision of the key properties; a refusal is recorded (docs/audit.md) in a transaction of its own, not
+   * awaited: it may be taken inside the writer's transaction, which rolls back and, on PGlite, holds the connection.
+   */
+  private refusalRecorded<T>(userid: string, decide: () => T): T {
+    try {
+      return decide();
+    } catch (error) {
+      if (error instanceof MaximoError && PROPERTY_REFUSALS.has(error.reasonCode)) {
+        this.audit
+          .recordAlone({
+            ...keyEvent('apikey.refused', userid),
+            outcome: 'REFUSED',
+            detail: { reasonCode: error.reasonCode },
+          })
+          .catch(() => undefined);
+      }
+      throw error;
+    }
   }
 
   /**
@@ -218,16 +267,18 @@ export class ApiKeyService {
   private async beforeInsert({ db, values, user }: WriteRuleContext): Promise<void> {
     checkExpiration(values.expiration);
     const userid = String(values.userid);
-    if (this.options.properties.getFlag(ONLY_FOR_SELF_PROPERTY) === true && userid !== user.userid) {
-      throw errors.apiKeyOnlyForSelf(userid);
-    }
-    if (systemUsers(this.options.properties.get(SYSTEM_USERS_PROPERTY)).has(userid)) {
-      throw errors.apiKeySystemUser(userid);
-    }
+    this.refusalRecorded(userid, () => {
+      if (this.options.properties.getFlag(ONLY_FOR_SELF_PROPERTY) === true && userid !== user.userid) {
+        throw errors.apiKeyOnlyForSelf(userid);
+      }
+      if (systemUsers(this.options.properties.get(SYSTEM_USERS_PROPERTY)).has(userid)) {
+        throw errors.apiKeySystemUser(userid);
+      }
+    });
     // Inside the writer's transaction (on PGlite it holds the only connection).
     if (await hasKey(typedView(db), userid)) throw errors.apiKeyExists(userid);
     const sent = typeof values.apikey === 'string' && values.apikey !== '' ? values.apikey : undefined;
-    const apikey = this.keyValue(sent);
+    const apikey = this.refusalRecorded(userid, () => this.keyValue(sent));
     const vault = this.keys();
     values.apikey = vault.seal(apikey);
     values.apikeydigest = vault.digest(apikey);
@@ -283,6 +334,11 @@ export class ApiKeyService {
     if (!this.vault) throw new Error('ApiKeyService used before start()');
     return this.vault;
   }
+}
+
+/** A key's event: the key is its owner's user id (one key per user); never its value. */
+function keyEvent(type: string, owner: string, detail?: Record<string, unknown>): AuditEvent {
+  return { type, object: APIKEY_OBJECT, key: owner, ...(detail && { detail }) };
 }
 
 function checkExpiration(value: unknown): asserts value is number {

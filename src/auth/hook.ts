@@ -184,7 +184,8 @@ function authorize(
     const structure = metadata.findObjectStructure(name);
     if (!structure) throw errors.unknownObjectStructure(name.toUpperCase());
     const right = typeof access.right === 'function' ? access.right(request) : access.right;
-    if (!hasRight(user, structure.name, right)) throw errors.notAuthorized(structure.name);
+    if (!hasRight(user, structure.name, right) || (structure.adminOnly && !user.isAdmin))
+      throw errors.notAuthorized(structure.name);
     request.objectStructure = structure;
   }
 }

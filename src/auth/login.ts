@@ -20,6 +20,8 @@ import {
 import type { LoginResult, LoginTrackingTable } from './session-tables.js';
 import { typedView } from '../db/schema.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
+import { lockoutEvent, loginEvent } from '../audit/events.js';
+import type { AuditRecorder } from '../audit/types.js';
 
 /** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
 export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
@@ -63,6 +65,8 @@ export interface LoginServiceOptions {
    * is refused without counting), or a batch of audit rows.
    */
   logError: (error: unknown, what: string) => void;
+  /** Where each tracked attempt is also recorded, in the same transaction (docs/audit.md); default: nowhere. */
+  audit?: AuditRecorder;
   now?: () => number;
 }
 
@@ -241,6 +245,7 @@ export class LoginService {
         await this.db.transaction().execute(async (transaction) => {
           await insertLoginTrackingRows(transaction, rows);
           await resetUserFailures(transaction, userids);
+          for (const row of rows) await this.options.audit?.record(transaction, loginEvent(row));
         });
       } catch (error) {
         this.options.logError(error, 'writing the login audit failed');
@@ -381,6 +386,8 @@ export class LoginService {
           }
         }
         await this.trackIn(transaction, attempt, user?.userid ?? null, 'FAILED');
+        if (userBlocked)
+          await this.options.audit?.record(transaction, lockoutEvent(attempt.login, attempt.address));
       });
     } catch (error) {
       confirmation?.cancel();
@@ -401,7 +408,7 @@ export class LoginService {
   /** A refusal's audit row, written now, after the queued ones (so that the table keeps the order of events). */
   private async track(attempt: LoginAttempt, userid: string | null, result: LoginResult): Promise<void> {
     await this.flush();
-    await this.trackIn(this.db, attempt, userid, result);
+    await this.db.transaction().execute((transaction) => this.trackIn(transaction, attempt, userid, result));
   }
 
   private async trackIn(
@@ -410,7 +417,9 @@ export class LoginService {
     userid: string | null,
     result: LoginResult,
   ): Promise<void> {
-    await insertLoginTrackingRows(db, [this.trackingRow(attempt, userid, result)]);
+    const row = this.trackingRow(attempt, userid, result);
+    await insertLoginTrackingRows(db, [row]);
+    await this.options.audit?.record(db, loginEvent(row));
   }
 
   /** One audit row; the password is never part of it. */

@@ -108,11 +108,11 @@ export async function userExists(db: Kysely<Database>, userid: string): Promise<
 export async function deleteUserSessions(
   db: Kysely<Database>,
   userid: string,
-): Promise<Array<{ sessionhash: string; tokenhash: string | null }>> {
+): Promise<Array<{ sessionhash: string; tokenhash: string | null; userid: string }>> {
   return db
     .deleteFrom('maxsession')
     .where('userid', '=', userid)
-    .returning(['sessionhash', 'tokenhash'])
+    .returning(['sessionhash', 'tokenhash', 'userid'])
     .execute();
 }
 

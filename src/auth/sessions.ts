@@ -96,6 +96,12 @@ export type CookieKind = 'session' | 'token';
  */
 export type SessionAdmission = (transaction: Kysely<Database>, userid: string) => Promise<void>;
 
+/** What the caller of an ending writes in its transaction with the deletes (the audit record of who ended them). */
+export type WithinEnding = (
+  transaction: Kysely<Database>,
+  ended: ReadonlyArray<EndedSession & { userid?: string }>,
+) => Promise<void>;
+
 /** A session row deleted by another module's transaction, to be announced as ended. */
 export interface EndedSession {
   sessionhash: string;
@@ -219,10 +225,11 @@ export class SessionService {
    * Ends every session of a user, in every process: the rows deleted and each announced on the change bus in one
    * transaction (the break-glass `npm run admin -- sessions end <user>`, docs/security.md). Answers how many ended.
    */
-  async endAllOf(userid: string): Promise<number> {
+  async endAllOf(userid: string, alsoWithin?: WithinEnding): Promise<number> {
     const ended = await this.options.db.transaction().execute(async (transaction) => {
       const rows = await deleteUserSessions(transaction, userid);
       await this.announceEnded(transaction, rows);
+      await alsoWithin?.(transaction, rows);
       return rows;
     });
     this.forgetEnded(ended);
@@ -435,7 +442,10 @@ export class SessionService {
    * every process has dropped the session (`ChangeBus.confirm`), so the client's next request is refused wherever
    * it lands.
    */
-  async end(entry: Pick<SessionEntry, 'id' | 'tokenId'> & Partial<SessionEntry>): Promise<void> {
+  async end(
+    entry: Pick<SessionEntry, 'id' | 'tokenId'> & Partial<SessionEntry>,
+    alsoWithin?: WithinEnding,
+  ): Promise<void> {
     const payload = `${entry.id} ${entry.tokenId ?? ''}`;
     let confirmation: Confirmation | undefined;
     try {
@@ -444,6 +454,7 @@ export class SessionService {
         if (entry.unreplayed && entry.expiresAt !== undefined)
           await claimSession(transaction, entry.id, new Date(entry.expiresAt));
         await deleteSession(transaction, entry.id);
+        await alsoWithin?.(transaction, [{ sessionhash: entry.id, tokenhash: entry.tokenId ?? null }]);
         await this.options.bus.notify<Database>(transaction, CHANNEL, payload);
         confirmation = await this.options.bus.confirm<Database>(transaction);
       });

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AdminModeTables } from '../adminmode/tables.js';
 import type { ApiKeyTables, KeyCheckTables } from '../apikeys/tables.js';
 import type { AttachmentTables } from '../attachments/tables.js';
+import type { AuditTables } from '../audit/tables.js';
 import type { FederatedSessionTables } from '../auth/federated/provider-session-tables.js';
 import type { SamlTables } from '../auth/saml/tables.js';
 import type { SessionTables } from '../auth/session-tables.js';
@@ -32,7 +33,8 @@ export interface Database
     SamlTables,
     FederatedSessionTables,
     MigrationTables,
-    AttachmentTables {}
+    AttachmentTables,
+    AuditTables {}
 
 /** Any table by name, for the metadata-driven repository; column names come from the object metadata. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;

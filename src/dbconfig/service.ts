@@ -29,6 +29,8 @@ import {
 } from './repository.js';
 import type { Database } from '../db/schema.js';
 import { typedView } from '../db/schema.js';
+import { dbconfigEvent } from '../audit/events.js';
+import type { AuditRecorder } from '../audit/types.js';
 
 export type { CustomAttributeRow, PendingChangeRow } from './repository.js';
 
@@ -94,6 +96,8 @@ export interface DbConfigServiceOptions {
   metadata: MetadataRegistry;
   guard: StructuralChangeGuard;
   log: Pick<FastifyBaseLogger, 'error'>;
+  /** Where each apply is recorded, in its transaction (docs/audit.md); default: nowhere. */
+  audit?: AuditRecorder;
 }
 
 /**
@@ -233,6 +237,7 @@ export class DbConfigService {
     }
     await deletePendingChanges(db, ordered);
     await this.options.storage.bus.notify(db, DBCONFIG_CHANNEL, 'applied');
+    await this.options.audit?.record(db, dbconfigEvent(ordered, structural));
     return { applied: ordered, structural };
   }
 

@@ -181,4 +181,12 @@ export const baseObjectStructures: readonly ObjectStructureDef[] = [
     description: 'Pending database configuration changes',
     root: 'MAXATTRIBUTECFG',
   },
+  // The audit trail and the login tracking, read by administrators only, never written (docs/audit.md).
+  { name: 'MXAPIAUDIT', description: 'Audit trail', root: 'EASAUDIT', adminOnly: true },
+  {
+    name: 'MXAPILOGINTRACKING',
+    description: 'Login attempts and logouts',
+    root: 'LOGINTRACKING',
+    adminOnly: true,
+  },
 ];

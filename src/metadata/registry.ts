@@ -44,6 +44,8 @@ export interface ObjectStructure {
   description: string;
   root: StructureNode;
   savedQueries: readonly SavedQueryDef[];
+  /** Administrators only (ObjectStructureDef.adminOnly). */
+  adminOnly?: boolean;
 }
 
 /**
@@ -116,6 +118,7 @@ export class MetadataRegistry {
       description: def.description,
       root: this.node(def.root.toLowerCase(), def.root, [], def.children ?? [], undefined),
       savedQueries: def.savedQueries ?? [],
+      adminOnly: def.adminOnly === true,
     };
     this.structureDefs.push(def);
     for (const name of [def.name, ...(def.aliases ?? [])]) this.structures.set(name.toUpperCase(), structure);

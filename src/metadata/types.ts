@@ -146,4 +146,6 @@ export interface ObjectStructureDef {
   root: string;
   children?: readonly ChildDef[];
   savedQueries?: readonly SavedQueryDef[];
+  /** Read by administrators only, whatever rights a group is granted on it (the audit trail, docs/audit.md). */
+  adminOnly?: boolean;
 }

@@ -1,3 +1,4 @@
+import type { AuditRecorder } from '../audit/types.js';
 import type { Storage } from '../db/database.js';
 import type { DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
 import type { ResourceService } from '../oslc/service.js';
@@ -19,6 +20,8 @@ export interface MigrationContext {
   /** Admin mode: a deploy that changes the configuration needs it (target/admin-mode.ts). */
   guard: StructuralChangeGuard;
   properties: PropertyService;
+  /** The audit trail: each step records its event in the transaction it writes (docs/audit.md). */
+  audit: AuditRecorder;
   /** This deployment's identity as the source of packages (set once the service has started). */
   sourceIdentity: () => string;
 }

@@ -99,6 +99,11 @@ export function describeCounts(entries: readonly ManifestEntry[]): string {
   return entries.map((entry) => `${entry.count} ${entry.objectstructure}`).join(', ') || 'no records';
 }
 
+/** A package's record counts by object structure, as its audit records keep them (docs/audit.md). */
+export function recordCounts(manifest: Manifest): Record<string, number> {
+  return Object.fromEntries(manifest.entries.map((entry) => [entry.objectstructure, entry.count]));
+}
+
 export function jsonValue(value: StoredValue): unknown {
   return value instanceof Date ? value.toISOString() : value;
 }

@@ -150,6 +150,17 @@ export async function deleteStaging(db: Db, dmpackageid: number): Promise<void> 
   await db.deleteFrom('dmpkgstaging').where('dmpackageid', '=', dmpackageid).execute();
 }
 
+/** How many records a package's staging still holds (0 once closed). */
+export async function stagedRecordCount(db: Db, dmpackageid: number): Promise<number> {
+  const row = await db
+    .selectFrom('dmpkgstaging')
+    .select((eb) => eb.fn.sum<string | number | null>('cfgobjectcount').as('records'))
+    .where('dmpackageid', '=', dmpackageid)
+    .where('type', '=', 'CFGDATA')
+    .executeTakeFirst();
+  return Number(row?.records ?? 0);
+}
+
 export async function readManifest(db: Db, dmpackageid: number): Promise<string | undefined> {
   const row = await db
     .selectFrom('dmpkgstaging')

@@ -156,7 +156,13 @@ function targetRoutes(routes: MigrationApp, migration: MigrationService): void {
       return sendJson(
         reply,
         200,
-        await migration.deploy(pkgdefname, dmpackageid, request.user!, force === true),
+        await migration.deploy(
+          pkgdefname,
+          dmpackageid,
+          request.user!,
+          force === true,
+          url === '/dm/completedeploy',
+        ),
       );
     });
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { Storage } from '../db/database.js';
 import type { DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
@@ -64,6 +65,7 @@ export class MigrationService {
     dbconfig: DbConfigService,
     guard: StructuralChangeGuard,
     properties: PropertyService,
+    audit: AuditRecorder = NO_AUDIT,
   ) {
     this.context = {
       storage,
@@ -73,6 +75,7 @@ export class MigrationService {
       dbconfig,
       guard,
       properties,
+      audit,
       sourceIdentity: () => this.sourceIdentity(),
     };
     this.changes = new ChangeCapture(this.context);
@@ -149,9 +152,10 @@ export class MigrationService {
     dmpackageid: number,
     user: UserProfile,
     force = false,
+    completing = false,
   ): Promise<DeployOutcome> {
     const context = { ...this.context, progress: this.progress, onResult: this.deployObserver };
-    return deployPackage(context, pkgdefname, dmpackageid, user, force);
+    return deployPackage(context, pkgdefname, dmpackageid, user, { force, completing });
   }
 
   /** `POST /dm/backout`: the inverse package captured at deploy applied (docs/migration.md, "Back-out"). */

@@ -8,6 +8,7 @@ import type { DomainCache, DomainSnapshot } from '../domains/domain-cache.js';
 import { errors } from '../errors.js';
 import type { MetadataRegistry } from '../metadata/registry.js';
 import { formatDate } from '../oslc/values.js';
+import { propertyAuditEvent, type AuditRecorder } from '../audit/events.js';
 import type { WriteRules } from '../oslc/write-extensions.js';
 import {
   findValue,
@@ -116,6 +117,7 @@ export interface PropertyServiceOptions {
   /** Key that seals the values of encrypted properties (EAS_SECRET_KEY); without it they cannot be set. */
   secretKey?: string | undefined;
   log?: Pick<FastifyBaseLogger, 'warn' | 'error'>;
+  audit?: AuditRecorder;
 }
 
 interface PropertyState {
@@ -301,6 +303,7 @@ export class PropertyService {
       changedate: now,
     });
     await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
+    await this.options.audit?.record(transaction, propertyAuditEvent(definition, result, stored));
     return { ...result, propValue: stored, changed: true };
   }
 

@@ -28,6 +28,7 @@ import { assetAssetId } from './0027-asset-assetid.js';
 import { workorderFollowUp } from './0028-workorder-followup.js';
 import { ticketOptionalSite } from './0029-ticket-optional-site.js';
 import { federatedBounds } from './0030-federated-bounds.js';
+import { auditTrail } from './0031-audit-trail.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -63,6 +64,7 @@ export const migrations: readonly Migration[] = [
   workorderFollowUp,
   ticketOptionalSite,
   federatedBounds,
+  auditTrail,
 ];
 
 export const migrationProvider: MigrationProvider = {

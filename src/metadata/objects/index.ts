@@ -6,6 +6,7 @@ import { assetmeter } from './assetmeter.js';
 import { assetspec } from './assetspec.js';
 import { assetstatus } from './assetstatus.js';
 import { dmpackage } from './dmpackage.js';
+import { easaudit, logintracking } from './easaudit.js';
 import { dmpackagedef } from './dmpackagedef.js';
 import { dmpkgdefcontent } from './dmpkgdefcontent.js';
 import { dmpkgdsttrgt } from './dmpkgdsttrgt.js';
@@ -63,4 +64,6 @@ export const baseObjects: readonly ObjectDef[] = [
   sr,
   tkstatus,
   worklog,
+  easaudit,
+  logintracking,
 ];

@@ -8,6 +8,7 @@ import { keyValuesOf, type ResourceWriter } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
 import type { PropertySets } from '../../properties/service.js';
 import { giveTurnWhenDue } from '../../util/event-loop-turns.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
 import { EXPECTED_FIELD } from '../drift.js';
 import {
@@ -33,7 +34,7 @@ import { chunksLastFirst, findInverse, historyOf, insertHistory } from './reposi
 
 export type BackoutContext = Pick<
   MigrationContext,
-  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties'
+  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'audit'
 > & {
   progress: DeployProgress;
   /** Called after each chunk a back-out wrote, inside its transaction (tests interrupt a back-out there). */
@@ -199,6 +200,13 @@ async function writeInverse(
   if (refusal) throw refusal;
   await restoreStructure(context, manifest, user, trx);
   const message = `Backed out: ${formatCount(done)} records restored`;
+  await context.audit.record(
+    trx,
+    packageEvent('backout', deployed, {
+      restored: done,
+      structural: manifest.backout?.structural?.length ?? 0,
+    }),
+  );
   await insertHistory(trx, {
     dmpackageid: deployed.dmpackageid,
     action: 'BACKOUT',

@@ -3,6 +3,7 @@ import type { UserProfile } from '../../auth/types.js';
 import { isMaximoError } from '../../errors.js';
 import type { ObjectStructure, StructureNode } from '../../metadata/registry.js';
 import { giveTurnWhenDue } from '../../util/event-loop-turns.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
 import { childDriftAttributes, driftAttributes } from '../drift.js';
 import {
@@ -11,6 +12,7 @@ import {
   describeCounts,
   formatCount,
   packageRecord,
+  recordCounts,
   type PackageRecord,
 } from '../packages.js';
 import * as repository from '../repository.js';
@@ -24,7 +26,10 @@ import {
 import { contentOf, refuseUniqueIdKeys } from './definitions.js';
 import { changeLines, snapshotLines } from './records.js';
 
-type CreateContext = Pick<MigrationContext, 'db' | 'storage' | 'resources' | 'dbconfig' | 'sourceIdentity'>;
+type CreateContext = Pick<
+  MigrationContext,
+  'db' | 'storage' | 'resources' | 'dbconfig' | 'sourceIdentity' | 'audit'
+>;
 type Content = Awaited<ReturnType<typeof contentOf>>;
 
 /** `POST /dm/create`: the package's records read into staging, its manifest written; status CREATED. */
@@ -63,7 +68,7 @@ export async function createPackage(
         content.map((entry) => entry.structure),
       ),
     };
-    return packageRecord(await finishPackage(context.db, created.dmpackageid, manifest));
+    return packageRecord(await finishPackage(context, created, manifest));
   } catch (error) {
     if (period) await repository.removeMark(context.db, period.mark);
     await repository.deleteStaging(context.db, created.dmpackageid);
@@ -147,8 +152,14 @@ async function stageContent(
 }
 
 /** The manifest stored and the package CREATED, in one transaction. */
-async function finishPackage(db: Db, dmpackageid: number, manifest: Manifest): Promise<PackageRow> {
-  return db.transaction().execute(async (trx) => {
+async function finishPackage(
+  context: Pick<MigrationContext, 'db' | 'audit'>,
+  created: PackageRow,
+  manifest: Manifest,
+): Promise<PackageRow> {
+  const { dmpackageid } = created;
+  return context.db.transaction().execute(async (trx) => {
+    await context.audit.record(trx, packageEvent('create', created, { records: recordCounts(manifest) }));
     await repository.insertStaging(trx, dmpackageid, {
       type: 'MANIFEST',
       cfgobject: null,

@@ -2,6 +2,7 @@ import type { UserProfile } from '../../auth/types.js';
 import { openStorage, type Storage } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { errors, isMaximoError } from '../../errors.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
 import {
   PACKAGE_STATUS,
@@ -22,7 +23,7 @@ import { receivedValues } from '../transfer/received.js';
  * definition's listener is deactivated.
  */
 export async function distributePackage(
-  context: Pick<MigrationContext, 'db' | 'storage' | 'seal'>,
+  context: Pick<MigrationContext, 'db' | 'storage' | 'seal' | 'audit'>,
   pkgdefname: string,
   dmpackageid: number,
   targetname: string | undefined,
@@ -59,6 +60,10 @@ export async function distributePackage(
       await repository.setDefinitionActive(trx, definition.pkgdefname, false);
       await storage.bus.notify<Database>(trx, 'object', 'DMPACKAGEDEF');
     }
+    await context.audit.record(
+      trx,
+      packageEvent('distribute', row, { targets: chosen.map((target) => target.targetname) }),
+    );
     return repository.updatePackage(trx, dmpackageid, {
       distributionmessage: messages.join(' ').slice(0, 1000),
       changeby: user.userid,

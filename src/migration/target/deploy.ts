@@ -10,6 +10,7 @@ import { keyValuesOf, type ResourceWriter } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
 import type { PropertySets } from '../../properties/service.js';
 import { giveTurnWhenDue } from '../../util/event-loop-turns.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
 import {
   DELETE_ACTION,
@@ -17,10 +18,12 @@ import {
   PACKAGE_STATUS,
   formatCount,
   keyText,
+  recordCounts,
   type JsonRecord,
 } from '../packages.js';
 import { deployProperty, isPropertyStructure } from '../properties.js';
 import * as repository from '../repository.js';
+import type { PackageRow } from '../repository.js';
 import type { Manifest } from '../transfer/package-file.js';
 import { requireAdminMode } from './admin-mode.js';
 import { refuseDrift } from './drift.js';
@@ -38,7 +41,7 @@ export interface DeployOutcome {
 
 type DeployContext = Pick<
   MigrationContext,
-  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'sourceIdentity'
+  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'sourceIdentity' | 'audit'
 > & {
   progress: DeployProgress;
   /** Hears how each deploy that started writing ended. */
@@ -49,7 +52,9 @@ export type Counts = { added: number; changed: number; unchanged: number; delete
 
 /** What a deploy writes, read and checked before its transaction. */
 interface DeployPlan {
-  dmpackageid: number;
+  row: PackageRow;
+  /** `deploy`, or `complete` (`/dm/completedeploy`): the audit record's event (docs/audit.md). */
+  action: 'deploy' | 'complete';
   manifest: Manifest;
   structures: ObjectStructure[];
   structural: AttributeChange[];
@@ -68,7 +73,7 @@ export async function deployPackage(
   pkgdefname: string,
   dmpackageid: number,
   user: UserProfile,
-  force = false,
+  { force = false, completing = false }: { force?: boolean; completing?: boolean } = {},
 ): Promise<DeployOutcome> {
   const { row, manifest, structures } = await deployablePackage(context, pkgdefname, dmpackageid, 'deploy');
   const structural = await structuralChanges(context, manifest);
@@ -83,7 +88,15 @@ export async function deployPackage(
     changeby: user.userid,
   });
   context.progress.began(started);
-  const plan: DeployPlan = { dmpackageid, manifest, structures, structural, propertySets, force };
+  const plan: DeployPlan = {
+    row,
+    manifest,
+    structures,
+    structural,
+    propertySets,
+    force,
+    action: completing ? 'complete' : 'deploy',
+  };
   try {
     const counts = await context.resources.writeWith(
       user,
@@ -120,7 +133,8 @@ async function writePackage(
   writer: ResourceWriter,
   user: UserProfile,
 ): Promise<Counts> {
-  const { dmpackageid, manifest, structures, structural, propertySets } = plan;
+  const { manifest, structures, structural, propertySets } = plan;
+  const { dmpackageid } = plan.row;
   const trx = typedView(writer.db);
   await repository.lockDeploy(trx, dmpackageid);
   // The inverse package (docs/migration.md, "Back-out"), opened before the configuration changes.
@@ -146,6 +160,10 @@ async function writePackage(
   );
   const deployed = `Deployed: ${counts.added} added, ${counts.changed} changed, ${counts.unchanged} unchanged, ${counts.deleted} deleted`;
   await inverse.finish(user, deployed);
+  await context.audit.record(
+    trx,
+    packageEvent(plan.action, plan.row, { records: recordCounts(manifest), ...counts }),
+  );
   await repository.updatePackage(trx, dmpackageid, {
     status: PACKAGE_STATUS.deployed,
     progressstatus: deployed,

@@ -6,6 +6,7 @@ import type { BatchOutcome, BatchRecord } from '../../oslc/batch-writer.js';
 import type { Row } from '../../oslc/repository.js';
 import type { ResourceWriter } from '../../oslc/service.js';
 import type { StoredValue } from '../../oslc/values.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
 import { refusalRemedy } from '../refusal-remedy.js';
 import { deployablePackage, jsonValue, keyText, stagedLines, type JsonRecord } from '../packages.js';
@@ -73,7 +74,10 @@ export interface PreviewOutcome {
   complete: boolean;
 }
 
-type PreviewContext = Pick<MigrationContext, 'db' | 'storage' | 'resources' | 'properties' | 'dbconfig'>;
+type PreviewContext = Pick<
+  MigrationContext,
+  'db' | 'storage' | 'resources' | 'properties' | 'dbconfig' | 'audit'
+>;
 
 /** Ends the trial's transaction: a preview never commits. */
 class TrialOver extends Error {
@@ -113,6 +117,10 @@ export async function previewPackage(
   }
   await trial.properties(context, dmpackageid);
   const refusals = trial.objects.reduce((sum, object) => sum + object.refused.length, 0);
+  const answered =
+    counts !== undefined && refusals === 0 && !trial.leftAttributesOut() ? counts : trial.counts();
+  // The trial rolled back: the record has a transaction of its own.
+  await context.audit.recordAlone(packageEvent('preview', row, { ...answered, refusals }));
   return {
     pkgdefname: row.pkgdefname,
     dmpackageid,
@@ -122,10 +130,7 @@ export async function previewPackage(
     ),
     adminmode: structural.length > 0,
     // With a refusal the deploy writes nothing; the counts are then those of the records it would accept.
-    counts: {
-      ...(counts !== undefined && refusals === 0 && !trial.leftAttributesOut() ? counts : trial.counts()),
-      refused: refusals,
-    },
+    counts: { ...answered, refused: refusals },
     refusals,
     refusalgroups: trial.refusalGroups(),
     complete: counts !== undefined,

@@ -1,7 +1,8 @@
 import type { UserProfile } from '../../auth/types.js';
 import { errors } from '../../errors.js';
+import { packageEvent } from '../../audit/events.js';
 import type { MigrationContext } from '../context.js';
-import { PACKAGE_STATUS, packageRecord, type PackageRecord } from '../packages.js';
+import { PACKAGE_STATUS, packageRecord, recordCounts, type PackageRecord } from '../packages.js';
 import * as repository from '../repository.js';
 import type { Db, PackageRow } from '../repository.js';
 import { readPackageFile, type Manifest } from './package-file.js';
@@ -13,7 +14,7 @@ import { receivedValues } from './received.js';
  * record it made the first time.
  */
 export async function uploadPackage(
-  context: Pick<MigrationContext, 'db'>,
+  context: Pick<MigrationContext, 'db' | 'audit'>,
   path: string,
   filename: string,
   user: UserProfile,
@@ -36,6 +37,11 @@ export async function uploadPackage(
       },
       async (manifest) => {
         received = await receive(trx, manifest, filename, user);
+        if (received)
+          await context.audit.record(
+            trx,
+            packageEvent('upload', received, { records: recordCounts(manifest) }),
+          );
         return received !== undefined;
       },
     );

@@ -5,12 +5,12 @@ import type { Migration } from './migration.js';
  * `mac` is the record's own HMAC, computed when it is written; `chainseq` and `digest` are given afterwards by the
  * sealing step, which chains the committed records in the order it finds them (src/audit/README.md). A record not
  * yet sealed has neither. `logintracking` gets the rowstamp every object's table carries, to be read through
- * MXAPILOGINTRACKING.
+ * MXAPILOGINTRACKING. Every statement applies again over a schema it has already changed.
  */
 export const auditTrail: Migration = {
   name: '0031-audit-trail',
   statements: [
-    `create table easaudit (
+    `create table if not exists easaudit (
        auditid bigint generated always as identity primary key,
        eventtime timestamptz not null,
        eventtype varchar(40) not null,
@@ -31,17 +31,19 @@ export const auditTrail: Migration = {
        chainseq bigint unique,
        digest varchar(64),
        rowstamp bigint not null)`,
+    `drop trigger if exists easaudit_rowstamp on easaudit`,
     `create trigger easaudit_rowstamp before insert or update on easaudit for each row execute function set_rowstamp()`,
-    `create index easaudit_unsealed on easaudit(auditid) where chainseq is null`,
-    `create index easaudit_eventtime on easaudit(eventtime)`,
-    `create index easaudit_eventtype on easaudit(eventtype, eventtime)`,
+    `create index if not exists easaudit_unsealed on easaudit(auditid) where chainseq is null`,
+    `create index if not exists easaudit_eventtime on easaudit(eventtime)`,
+    `create index if not exists easaudit_eventtype on easaudit(eventtype, eventtime)`,
     // How long records are kept (src/audit, "Retention"); the sweep removes older ones and records that it did.
     `insert into maxprop (propname, description, maxtype, maximodefault, rangemin, globalonly, liverefresh,
        onlinechanges, masked, nullsallowed, changeby, changedate) values
      ('eas.audit.retentiondays', 'Days audit records are kept before the retention sweep removes them', 'INTEGER',
       '400', 1, true, true, true, false, true, 'MAXADMIN', now())
      on conflict (propname) do nothing`,
-    `alter table logintracking add column rowstamp bigint not null default nextval('rowstamp_seq')`,
+    `alter table logintracking add column if not exists rowstamp bigint not null default nextval('rowstamp_seq')`,
+    `drop trigger if exists logintracking_rowstamp on logintracking`,
     `create trigger logintracking_rowstamp before insert or update on logintracking for each row execute function set_rowstamp()`,
   ],
 };

@@ -54,26 +54,7 @@ export function AdminMode({ api }: PageProps) {
   return (
     <Page title="Admin mode">
       <ErrorMessage error={status.error} />
-      {state && (
-        <dl class="facts" aria-live="polite">
-          <dt>State</dt>
-          <dd id="adminmode-state">{ADMIN_MODE_STATES[state.state] ?? state.state}</dd>
-          <dt>Changed by</dt>
-          <dd>
-            {state.changeby ?? ''} {formatDate(state.changedate)}
-          </dd>
-          <dt>Ordinary sessions remaining</dt>
-          <dd>{state.remainingsessions}</dd>
-          <dt>Administrator sessions</dt>
-          <dd>{state.adminsessions}</dd>
-          {state.logoutdate && (
-            <>
-              <dt>Ordinary sessions end at</dt>
-              <dd>{formatDate(state.logoutdate)}</dd>
-            </>
-          )}
-        </dl>
-      )}
+      {state && <AdminModeFacts state={state} />}
       <form class="inline" onSubmit={turnOn}>
         <span class="field">
           <label for="numsessions">Sessions allowed (numsessions)</label>
@@ -106,5 +87,29 @@ export function AdminMode({ api }: PageProps) {
       <ErrorMessage error={action.error} />
       <Status text={message} />
     </Page>
+  );
+}
+
+/** The live state of admin mode, as the page reads it every two seconds. */
+function AdminModeFacts({ state }: { state: AdminModeStatus }) {
+  return (
+    <dl class="facts" aria-live="polite">
+      <dt>State</dt>
+      <dd id="adminmode-state">{ADMIN_MODE_STATES[state.state] ?? state.state}</dd>
+      <dt>Changed by</dt>
+      <dd>
+        {state.changeby ?? ''} {formatDate(state.changedate)}
+      </dd>
+      <dt>Ordinary sessions remaining</dt>
+      <dd>{state.remainingsessions}</dd>
+      <dt>Administrator sessions</dt>
+      <dd>{state.adminsessions}</dd>
+      {state.logoutdate && (
+        <>
+          <dt>Ordinary sessions end at</dt>
+          <dd>{formatDate(state.logoutdate)}</dd>
+        </>
+      )}
+    </dl>
   );
 }

@@ -281,18 +281,6 @@ function PackageTable({
   busy: boolean;
   actions: PackageActions;
 }) {
-  const button = (label: string, record: PackageRecord, act: (record: PackageRecord) => void) => (
-    <button
-      key={label}
-      type="button"
-      class="secondary"
-      disabled={busy}
-      onClick={() => act(record)}
-      aria-label={`${label} package ${record.dmpackageid}`}
-    >
-      {label}
-    </button>
-  );
   return (
     <section aria-labelledby="packages-title">
       <h2 id="packages-title">Packages</h2>
@@ -311,48 +299,76 @@ function PackageTable({
           </thead>
           <tbody>
             {packages.map((record) => (
-              <tr key={record.dmpackageid} data-package={record.dmpackageid}>
-                <td>{record.dmpackageid}</td>
-                <td>{record.pkgdefname}</td>
-                <td data-kind>
-                  {kindOf(record)}
-                  {record.inverseof ? <small> of package {record.inverseof}</small> : null}
-                </td>
-                <td>{record.source}</td>
-                <td>
-                  {record.status} <small>{formatDate(record.statusdate)}</small>
-                </td>
-                <td>
-                  Created by {record.createby} {formatDate(record.createdate)}. {record.progressstatus}
-                  {/* "… is ready for download" is true only while the package is; a closed one has no content. */}
-                  {record.distributionmessage && record.status === 'CREATED'
-                    ? ` ${record.distributionmessage}`
-                    : ''}
-                </td>
-                <td class="actions">
-                  <div class="actions">
-                    {actionsOf(record).map((name) =>
-                      name === 'download' ? (
-                        <a
-                          key={name}
-                          class="button secondary"
-                          href={`${api.base}/oslc/dm/download?dmpackagedef=${encodeURIComponent(record.pkgdefname)}&dmpackageid=${record.dmpackageid}`}
-                          download
-                        >
-                          Download
-                        </a>
-                      ) : (
-                        button(ACTION_LABELS[name], record, actions[name])
-                      ),
-                    )}
-                  </div>
-                </td>
-              </tr>
+              <PackageRow key={record.dmpackageid} api={api} record={record} busy={busy} actions={actions} />
             ))}
           </tbody>
         </table>
       </div>
     </section>
+  );
+}
+
+/** One package's row: its record, and a button (or the download link) for each action its status allows. */
+function PackageRow({
+  api,
+  record,
+  busy,
+  actions,
+}: {
+  api: Api;
+  record: PackageRecord;
+  busy: boolean;
+  actions: PackageActions;
+}) {
+  // The button of an action on this package; its label names the package for screen readers (and the tests).
+  const actionButton = (label: string, act: (record: PackageRecord) => void) => (
+    <button
+      key={label}
+      type="button"
+      class="secondary"
+      disabled={busy}
+      onClick={() => act(record)}
+      aria-label={`${label} package ${record.dmpackageid}`}
+    >
+      {label}
+    </button>
+  );
+  return (
+    <tr data-package={record.dmpackageid}>
+      <td>{record.dmpackageid}</td>
+      <td>{record.pkgdefname}</td>
+      <td data-kind>
+        {kindOf(record)}
+        {record.inverseof ? <small> of package {record.inverseof}</small> : null}
+      </td>
+      <td>{record.source}</td>
+      <td>
+        {record.status} <small>{formatDate(record.statusdate)}</small>
+      </td>
+      <td>
+        Created by {record.createby} {formatDate(record.createdate)}. {record.progressstatus}
+        {/* "… is ready for download" is true only while the package is; a closed one has no content. */}
+        {record.distributionmessage && record.status === 'CREATED' ? ` ${record.distributionmessage}` : ''}
+      </td>
+      <td class="actions">
+        <div class="actions">
+          {actionsOf(record).map((name) =>
+            name === 'download' ? (
+              <a
+                key={name}
+                class="button secondary"
+                href={`${api.base}/oslc/dm/download?dmpackagedef=${encodeURIComponent(record.pkgdefname)}&dmpackageid=${record.dmpackageid}`}
+                download
+              >
+                Download
+              </a>
+            ) : (
+              actionButton(ACTION_LABELS[name], actions[name])
+            ),
+          )}
+        </div>
+      </td>
+    </tr>
   );
 }
 

@@ -1,7 +1,9 @@
 import { EasClientError, type EasClient, type PackageRecord, type PackageRef } from '../client/index.js';
 import { EXIT, exitCodeOf, type ExitCode } from './exit-codes.js';
 import type { ProgressLabel } from './migrate-progress.js';
+import { Interrupted, sleep, StepFailure } from './migrate-failures.js';
 import { previewCounts, previewSummary, reasonAndMessage, type PreviewSummary } from './migrate-preview.js';
+import { checkedTarget } from './migrate-target-check.js';
 
 export type { PreviewRow, PreviewSummary } from './migrate-preview.js';
 
@@ -90,34 +92,6 @@ export interface MigrationContext {
 export const ADMIN_MODE_NEEDED = 'BMXAA0578E';
 /** No route at the address (this service's 404 of an unknown path). */
 const NOT_SERVED = 'EAS0001E';
-
-/** A step the flow could not complete, with the exit code it ends with. */
-class StepFailure extends Error {
-  constructor(
-    readonly exitCode: ExitCode,
-    message: string,
-    readonly clientError?: EasClientError,
-  ) {
-    super(message);
-  }
-}
-
-class Interrupted extends Error {}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Interrupted());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(new Interrupted());
-    };
-    signal?.addEventListener('abort', stop, { once: true });
-  });
-}
 
 /** Connection failures and 5xx answers are worth another attempt; a refusal is not. */
 function retriable(error: unknown): boolean {
@@ -297,50 +271,11 @@ async function afterFailure(run: Run, ref: PackageRef): Promise<void> {
   });
 }
 
-/** Release level of the deployed systems' migration operations (`maxupg` `V7613-...`; docs/compatibility.md). */
-const MIGRATION_RELEASE = 7613;
-
-/**
- * Before anything is created on the source: the target answers (exit 5 when it does not), takes the credentials
- * (exit 3), they are an administrator's (exit 4: deploy, preview and admin mode are theirs) and its release has the
- * migration operations (exit 4). A package is then never left half-made for a target that could not take it.
- */
+/** The target checked before anything is made on the source (`checkedTarget`, migrate-target-check.ts). */
 async function checkTarget(run: Run): Promise<void> {
-  const { target } = run.context;
   startStep(run, 'check-target', 'checking the target');
-  const home = await target.http.request<Record<string, unknown> | undefined>('GET', '');
-  const who = await target.whoami();
-  const userid = String(who.userid ?? who.loginUserName ?? 'the user');
-  try {
-    await target.adminMode.state();
-  } catch (error) {
-    // Refused (BMXAA0024E, 403): not an administrator; a failed login or a server fault goes on up as it is.
-    if (
-      !(error instanceof EasClientError) ||
-      error.kind !== 'server' ||
-      error.status === 401 ||
-      error.status >= 500
-    )
-      throw error;
-    throw new StepFailure(
-      EXIT.refused,
-      `${userid} is not an administrator of the target (${reasonAndMessage(error)}); nothing was created on the source`,
-      error,
-    );
-  }
-  const maxupg = typeof home?.maxupg === 'string' ? home.maxupg : undefined;
-  const level = maxupg === undefined ? undefined : Number(/^V(\d+)/.exec(maxupg)?.[1] ?? NaN);
-  if (level !== undefined && !(level >= MIGRATION_RELEASE)) {
-    throw new StepFailure(
-      EXIT.refused,
-      `the target's release ${maxupg} has no migration operations (${MIGRATION_RELEASE} or later needed); nothing was created on the source`,
-    );
-  }
-  endStep(run, {
-    step: 'check-target',
-    status: 'done',
-    detail: `${userid}, administrator${maxupg === undefined ? '' : `, release ${maxupg}`}`,
-  });
+  const detail = await checkedTarget(run.context.target);
+  endStep(run, { step: 'check-target', status: 'done', detail });
 }
 
 /** Create and distribute on the source; download and upload unless a DATABASE target received it. */

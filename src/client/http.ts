@@ -310,7 +310,10 @@ export class HttpSession {
     } finally {
       clearTimeout(timer);
     }
-    for (const line of response.headers.getSetCookie()) this.rememberCookie(line);
+    // Only a login's cookies are kept: an answer to per-request credentials carries a sealed cookie too, which would
+    // store a session if replayed (docs/security.md, "Session cookies"), one per call and never logged out.
+    if (this.loginInFlight !== undefined || this.loggedIn)
+      for (const line of response.headers.getSetCookie()) this.rememberCookie(line);
     return response;
   }
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
 import { APIKEY_OBJECT, ApiKeyService } from './apikeys/service.js';
-import { attachmentsRemover, doclinksWriter } from './attachments/body-members.js';
+import { doclinksWriter } from './attachments/body-members.js';
 import { ATTACHMENT_OWNERS, AttachmentService, DEFAULT_MAX_FILE_MB } from './attachments/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
@@ -286,15 +286,13 @@ async function startMigration(
   return migration;
 }
 
-/** Attachments: `doclinks` in the write bodies of their owners, and removed with them (src/attachments). */
+/** Attachments: `doclinks` in the write bodies of their owners (removed with them by the database, migration 0032). */
 function startAttachments(storage: Storage, { resources, properties }: CoreServices): AttachmentService {
   const attachments = new AttachmentService(storage.db, {
     maxFileMb: () => properties.getInteger('mxe.doclink.maxfilesize') ?? DEFAULT_MAX_FILE_MB,
   });
   for (const owner of ATTACHMENT_OWNERS)
     resources.addBodyMember(owner, 'doclinks', doclinksWriter(attachments));
-  const remover = attachmentsRemover(attachments);
-  resources.addWriteObserver(remover.observer, remover.takesPart);
   return attachments;
 }
 

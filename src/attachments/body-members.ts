@@ -1,8 +1,8 @@
 import { typedView } from '../db/schema.js';
 import { errors } from '../errors.js';
-import type { BodyMemberWriter, ObservedWrites, WriteObserver } from '../oslc/write-extensions.js';
+import type { BodyMemberWriter } from '../oslc/write-extensions.js';
 import { contentTypeOf } from './response.js';
-import { ATTACHMENT_OWNERS, checkedBase64, type AttachmentService } from './service.js';
+import { checkedBase64, type AttachmentService } from './service.js';
 
 /*
  * Attachments in the write path (src/oslc/README.md, "Write path"): a `doclinks` array in a record's create or
@@ -59,17 +59,5 @@ export function doclinksWriter(attachments: AttachmentService): BodyMemberWriter
         user,
       );
     }
-  };
-}
-
-/** Removes a deleted record's attachments, in the transaction that deletes it. */
-export function attachmentsRemover(attachments: AttachmentService): {
-  observer: WriteObserver;
-  takesPart: ObservedWrites;
-} {
-  return {
-    observer: (db, write) =>
-      attachments.removeAll(typedView(db), { object: write.object.name, uniqueId: write.uniqueId }),
-    takesPart: (object, operation) => operation === 'delete' && ATTACHMENT_OWNERS.has(object.name),
   };
 }

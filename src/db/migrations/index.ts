@@ -29,6 +29,7 @@ import { workorderFollowUp } from './0028-workorder-followup.js';
 import { ticketOptionalSite } from './0029-ticket-optional-site.js';
 import { federatedBounds } from './0030-federated-bounds.js';
 import { auditTrail } from './0031-audit-trail.js';
+import { attachmentsOwnerDelete } from './0032-attachments-owner-delete.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -65,6 +66,7 @@ export const migrations: readonly Migration[] = [
   ticketOptionalSite,
   federatedBounds,
   auditTrail,
+  attachmentsOwnerDelete,
 ];
 
 export const migrationProvider: MigrationProvider = {

@@ -151,6 +151,9 @@ export class AuditTrail implements AuditRecorder {
    * sealer at a time (an advisory lock): `wait` false gives way to a process already sealing.
    */
   seal(wait = true): Promise<number> {
+    // A seal asked for now covers the one scheduled after the latest record.
+    clearTimeout(this.sealTimer);
+    this.sealTimer = undefined;
     const run = async (): Promise<number> => {
       let total = 0;
       for (;;) {

@@ -406,9 +406,10 @@ describe('error responses', () => {
       reasonCode: 'EAS0001E',
       root: 'api',
     });
+    // A member answers PUT with 405, as the deployed systems do (docs/compatibility.md), and writes nothing.
     await refusedWrite(
       { method: 'PUT', url: `/maximo/oslc/os/mxapiasset/${asset.restId}`, headers: admin, payload: {} },
-      { status: 404, reasonCode: 'EAS0001E' },
+      { status: 405, reasonCode: 'EAS0007E' },
     );
   });
 

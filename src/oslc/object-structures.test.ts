@@ -216,6 +216,7 @@ describe('object structures', () => {
       'href',
       'woactivity_collectionref',
       'wonum',
+      'worklog_collectionref',
     ]);
     const refused = await t.app.inject({
       method: 'GET',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { json, maxauth, startTestApp, type Json, type TestApp } from '../../test/helpers/app.js';
-import { countStatements } from '../../test/helpers/statements.js';
+import { countStatements, settleBackgroundWrites } from '../../test/helpers/statements.js';
 import { dynamicView } from '../db/schema.js';
 import type { ObjectStructure } from '../metadata/registry.js';
 import type { MemberRecord } from './query/index.js';
@@ -184,8 +184,8 @@ describe('one statement per member read', () => {
     for (const url of [member, page]) {
       // The first request fills what is kept in memory (credentials, rights, domains, plans).
       await t.app.inject({ method: 'GET', url, headers: admin });
-      // The login's bookkeeping is written in a batch shortly after; written now, it is not counted below.
-      await t.services.logins.flush();
+      // The login's bookkeeping and the audit seal are written shortly after; written now, they are not counted below.
+      await settleBackgroundWrites(t.services);
       const { result, statements } = await countStatements(() =>
         t.app.inject({ method: 'GET', url, headers: admin }),
       );

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
-import { countStatements } from '../../test/helpers/statements.js';
+import { countStatements, settleBackgroundWrites } from '../../test/helpers/statements.js';
 import { dynamicView } from '../db/schema.js';
 import { encodeRestId } from './rest-id.js';
 import { SiteCache } from './site-cache.js';
@@ -86,8 +86,8 @@ describe('write path', () => {
   test('a create of an asset is one statement: key check, row, status history and stamps together', async () => {
     // The first create fills what is kept in memory (credentials, rights, sites, the statement's compiled SQL).
     assert.equal((await createAsset('WP-COUNT-1', 'BEDFORD')).statusCode, 201);
-    // The login's bookkeeping is written in a batch shortly after; written now, it is not counted below.
-    await t.services.logins.flush();
+    // The login's bookkeeping and the audit seal are written shortly after; written now, they are not counted below.
+    await settleBackgroundWrites(t.services);
     const { result, statements } = await countStatements(() => createAsset('WP-COUNT-2', 'BEDFORD'));
     assert.equal(result.statusCode, 201, result.body);
     assert.equal(statements.length, 1, statements.join('\n'));

@@ -28,3 +28,18 @@ export async function countStatements<T>(
     pg.Client.prototype.query = pgQuery;
   }
 }
+
+/** What writes in the background after a request: the logins' bookkeeping batch and the audit trail's sealing. */
+interface BackgroundWriters {
+  logins: { flush(): Promise<unknown> };
+  audit: { seal(): Promise<number> };
+}
+
+/**
+ * Writes now what would be written shortly after the requests so far (login bookkeeping, then the audit records it
+ * and they made, sealed), so that a count of statements that follows holds only those of the request counted.
+ */
+export async function settleBackgroundWrites(services: BackgroundWriters): Promise<void> {
+  await services.logins.flush();
+  await services.audit.seal();
+}

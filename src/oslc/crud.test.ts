@@ -455,7 +455,9 @@ describe('object-structure CRUD', () => {
         // Packages are read-only records the migration service writes (docs/migration.md); properties are read-only
         // here, set by setProperty (docs/properties.md; their refusals are in src/migration/scope.test.ts); the audit
         // trail and login tracking are written by the service only (docs/audit.md; refusals in src/audit/audit.test.ts).
-        .filter((name) => !['MXAPIDMPACKAGE', 'MXAPIPROPERTY', 'MXAPIAUDIT', 'MXAPILOGINTRACKING'].includes(name))
+        .filter(
+          (name) => !['MXAPIDMPACKAGE', 'MXAPIPROPERTY', 'MXAPIAUDIT', 'MXAPILOGINTRACKING'].includes(name),
+        )
         .sort(),
     );
   });

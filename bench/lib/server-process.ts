@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { LISTENING_PREFIX, type ChildMessage, type RunnerMessage } from '../servers/serve.js';
-import { compiledServersDir } from './compile.js';
+import { compiledServersDirOf } from './compile.js';
 import type { ServerSpec } from './types.js';
 
 const START_TIMEOUT_MS = 60_000;
@@ -120,7 +120,7 @@ export interface StartOptions {
  * never shares an event loop with the load generator, and resolves once it listens on 127.0.0.1.
  */
 export async function startServer(spec: ServerSpec, options: StartOptions): Promise<RunningServer> {
-  const script = join(compiledServersDir, spec.script.replace(/\.ts$/, '.js'));
+  const script = join(compiledServersDirOf(spec.tree), spec.script.replace(/\.ts$/, '.js'));
   const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...spec.env },
     stdio: options.profile ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],

@@ -8,6 +8,8 @@ export interface ServerSpec {
    * round-robin balancer would (the `scale` section).
    */
   replicas?: number;
+  /** Another checkout of the project whose compiled servers run instead of this one's (the `release` section). */
+  tree?: string;
 }
 
 /** One side of a comparison: a server and the request the load generator repeats against it. */

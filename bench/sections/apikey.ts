@@ -3,7 +3,7 @@ import type { Section } from '../lib/types.js';
 import { PROPERTY_PATH, propertyCallPair } from './property-call.js';
 
 /** Creates (or regenerates) MAXADMIN's key on the running service, once before the load: a client's key. */
-async function apiKeyHeader(baseUrl: string): Promise<Record<string, string>> {
+export async function apiKeyHeader(baseUrl: string): Promise<Record<string, string>> {
   const response = await fetch(`${baseUrl}${CONTEXT_ROOT}/oslc/apitoken/create`, {
     method: 'POST',
     headers: { maxauth: maxauthHeader('MAXADMIN', BENCH_ADMIN_PASSWORD), 'content-type': 'application/json' },

@@ -5,6 +5,7 @@ import { createSection } from './create.js';
 import { getPropertySection } from './get-property.js';
 import { memberSection } from './member.js';
 import { querySection } from './query.js';
+import { releaseSection } from './release.js';
 import { scaleSection } from './scale.js';
 import { sessionSection } from './session.js';
 
@@ -22,6 +23,7 @@ export const sections: readonly Section[] = [
   memberSection,
   scaleSection,
   auditSection,
+  releaseSection,
 ];
 
 /**

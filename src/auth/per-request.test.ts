@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../app.js';
-import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
+import { json, maxauth, patchUser, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
+import { within } from '../../test/helpers/processes.js';
 import { ADMIN_PASSWORD, DEMO_PASSWORD } from '../../test/helpers/storage.js';
 
 /**
@@ -44,28 +45,10 @@ describe('per-request credentials', () => {
     );
     return Number(rows[0]!.n);
   };
-  const patchSmith = async (fields: Record<string, unknown>): Promise<void> => {
-    const person = json(
-      await t.app.inject({
-        url: `${ROOT}/os/mxapiperuser?lean=1&oslc.select=personid&oslc.where=personid="SMITH"`,
-        headers: maxauth('MAXADMIN'),
-      }),
-    ).member![0]!;
-    const response = await t.app.inject({
-      method: 'POST',
-      url: new URL(String(person.href)).pathname,
-      headers: { ...maxauth('MAXADMIN'), 'x-method-override': 'PATCH', patchtype: 'MERGE' },
-      payload: { maxuser: [{ userid: 'SMITH', ...fields }] },
-    });
-    assert.equal(response.statusCode, 204, response.body);
-  };
+  const patchSmith = (fields: Record<string, unknown>) => patchUser(t.app, 'SMITH', fields);
   /** Retries for at most a second: the other instance hears of the change through the change bus. */
   const within1s = async (what: string, check: () => Promise<boolean>): Promise<void> => {
-    const started = Date.now();
-    while (!(await check())) {
-      if (Date.now() - started > 1000) assert.fail(`${what} within 1 s`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await within(1000, check).catch(() => assert.fail(`${what} within 1 s`));
   };
 
   before(async () => {

@@ -69,3 +69,25 @@ export type Json = Record<string, unknown> & {
 export function json(response: LightMyRequestResponse): Json {
   return response.body === '' ? {} : (JSON.parse(response.body) as Json);
 }
+
+/** Changes a fixture user's login record (`maxuser` of its person) through MXAPIPERUSER, as an administrator. */
+export async function patchUser(
+  app: FastifyInstance,
+  personid: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const found = json(
+    await app.inject({
+      url: `/maximo/oslc/os/mxapiperuser?lean=1&oslc.select=personid&oslc.where=personid="${personid}"`,
+      headers: maxauth('MAXADMIN'),
+    }),
+  ).member![0]!;
+  const response = await app.inject({
+    method: 'POST',
+    url: new URL(String(found.href)).pathname,
+    headers: { ...maxauth('MAXADMIN'), 'x-method-override': 'PATCH', patchtype: 'MERGE' },
+    payload: { maxuser: [{ userid: personid, ...fields }] },
+  });
+  if (response.statusCode !== 204)
+    throw new Error(`patching ${personid}: ${response.statusCode} ${response.body}`);
+}

@@ -284,11 +284,14 @@ export function registryOf(storage: Storage): { applicationName: string; ownPid:
     : undefined;
 }
 
-/** Whether the migration table of the current schema lists every migration this build knows. */
+/**
+ * Whether the migration table of the current schema lists every migration this build needs: all it knows but the
+ * contract ones, which wait for the earlier release's last process (src/db/README.md, "Phases").
+ */
 export async function appliedEverywhere(storage: Storage): Promise<boolean> {
   const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
   const applied = new Set(rows.map((row) => row.name));
-  return migrations.every((migration) => applied.has(migration.name));
+  return migrations.every((migration) => migration.phase === 'contract' || applied.has(migration.name));
 }
 
 function isOtherSchemaDropped(error: unknown, ownSchema: string | undefined): boolean {

@@ -81,7 +81,10 @@ function describePlan(plan: MigrationPlan): string {
   return (
     'Pending migrations:\n' +
     pending
-      .map((migration) => `  ${migration.name.padEnd(width)}  ${migration.phase.padEnd(8)}  ${WHEN[migration.phase]}\n`)
+      .map(
+        (migration) =>
+          `  ${migration.name.padEnd(width)}  ${migration.phase.padEnd(8)}  ${WHEN[migration.phase]}\n`,
+      )
       .join('')
   );
 }

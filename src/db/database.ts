@@ -258,7 +258,9 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   // naming one of their columns. Nothing was migrated then (no migration reports an error): read again.
   for (
     let attempt = 1;
-    attempt < 5 && !results?.some((result) => result.status === 'Error') && isOtherSchemaDropped(error, schema);
+    attempt < 5 &&
+    !results?.some((result) => result.status === 'Error') &&
+    isOtherSchemaDropped(error, schema);
     attempt += 1
   ) {
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
@@ -269,7 +271,9 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
     const reason = error instanceof Error ? error.message : String(error);
     throw new MigrationError(`Schema migration ${failed?.migrationName ?? ''} failed: ${reason}`);
   }
-  const done = (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+  const done = (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((result) => result.migrationName);
   await recordPhases(
     storage.db,
     runnable.filter((migration) => applied.has(migration.name) || done.includes(migration.name)),
@@ -278,7 +282,9 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
 }
 
 /** The change bus's registration of this process (PostgreSQL), by which the others are found. */
-export function registryOf(storage: Storage): { applicationName: string; ownPid: number | undefined } | undefined {
+export function registryOf(
+  storage: Storage,
+): { applicationName: string; ownPid: number | undefined } | undefined {
   return storage.bus instanceof PostgresChangeBus
     ? { applicationName: storage.bus.applicationName, ownPid: storage.bus.backendPid }
     : undefined;

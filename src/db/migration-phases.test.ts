@@ -58,7 +58,10 @@ describe('migration phases', () => {
       try {
         await assert.rejects(migrateToLatest(storage), (error: Error) => {
           assert.ok(error instanceof SchemaRefusedError);
-          assert.match(error.message, new RegExp(`migration 0099-future-change \\(${phase ?? 'phase not recorded'}\\)`));
+          assert.match(
+            error.message,
+            new RegExp(`migration 0099-future-change \\(${phase ?? 'phase not recorded'}\\)`),
+          );
           return true;
         });
       } finally {
@@ -74,7 +77,10 @@ describe('migration phases', () => {
       assert.deepEqual(own, [{ pid: registry.ownPid, level: SCHEMA_LEVEL }]);
       await sql`delete from kysely_migration where name = ${CONTRACT}`.execute(storage.db);
       // An earlier release's change-bus connection: the same name, no level.
-      const earlier = new pg.Client({ connectionString: TEST_DATABASE_URL, application_name: registry.applicationName });
+      const earlier = new pg.Client({
+        connectionString: TEST_DATABASE_URL,
+        application_name: registry.applicationName,
+      });
       await earlier.connect();
       try {
         assert.deepEqual(await migrateToLatest(storage), []);
@@ -85,7 +91,11 @@ describe('migration phases', () => {
         await earlier.end();
       }
       // Its connection may linger in pg_stat_activity for a moment after it closed.
-      for (let waited = 0; (await registeredProcesses(storage.db, registry.applicationName)).length > 1; waited++) {
+      for (
+        let waited = 0;
+        (await registeredProcesses(storage.db, registry.applicationName)).length > 1;
+        waited++
+      ) {
         assert.ok(waited < 50, 'the closed connection is still registered');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

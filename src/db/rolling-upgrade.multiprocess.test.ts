@@ -16,6 +16,7 @@ import {
   type ServerProcess,
 } from '../../test/helpers/processes.js';
 import { releaseTree } from '../../test/helpers/releases.js';
+import { SCHEMA_LEVEL } from './process-registry.js';
 
 /**
  * The rolling upgrade (docs/deploy.md, "Rolling upgrade") with real processes on one PostgreSQL schema behind
@@ -60,7 +61,10 @@ async function query<T>(schema: string, text: string): Promise<T[]> {
 
 /** When each migration was applied (the migrator's own record). */
 async function appliedAt(schema: string): Promise<Map<string, Date>> {
-  const rows = await query<{ name: string; timestamp: string }>(schema, 'select name, timestamp from kysely_migration');
+  const rows = await query<{ name: string; timestamp: string }>(
+    schema,
+    'select name, timestamp from kysely_migration',
+  );
   return new Map(rows.map((row) => [row.name, new Date(row.timestamp)]));
 }
 
@@ -87,7 +91,10 @@ async function adminCommand(schema: string, args: string[]): Promise<{ code: num
 }
 
 /** HAProxy as docs/deploy.md shows it, in front of the given ports; answers its address and the process. */
-async function startHaproxy(dir: string, ports: readonly number[]): Promise<{ base: string; proxy: ChildProcess; log: () => string }> {
+async function startHaproxy(
+  dir: string,
+  ports: readonly number[],
+): Promise<{ base: string; proxy: ChildProcess; log: () => string }> {
   const front = await freePort();
   const config = [
     'global',
@@ -115,7 +122,9 @@ async function startHaproxy(dir: string, ports: readonly number[]): Promise<{ ba
     '',
   ].join('\n');
   await writeFile(join(dir, 'haproxy.cfg'), config);
-  const proxy = spawn('haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proxy = spawn('haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   proxy.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
   return { base: `http://127.0.0.1:${front}/maximo`, proxy, log: () => log };
@@ -234,7 +243,10 @@ if (url) {
       const oldGone = new Date();
       const servedWhileOne = load.requests();
       await until(10_000, 'requests while one process serves', () => load.requests() > servedWhileOne + 40);
-      assert.ok(!(await appliedAt(schema)).has('0034-upgrade-tkstatus-index'), 'no contract before a restart');
+      assert.ok(
+        !(await appliedAt(schema)).has('0034-upgrade-tkstatus-index'),
+        'no contract before a restart',
+      );
       const second = await server('NEW2', schema, oldPort);
       started.push(second);
       applied = await appliedAt(schema);
@@ -247,12 +259,22 @@ if (url) {
       const failed = log()
         .split('\n')
         .filter((line) => / 50\d /.test(line));
-      assert.deepEqual(load.failures, [], `${load.failures.length} of ${load.requests()} failed:\n${failed.join('\n')}`);
-      const phases = await query<{ name: string; phase: string }>(schema, `select name, phase from easmigration`);
+      assert.deepEqual(
+        load.failures,
+        [],
+        `${load.failures.length} of ${load.requests()} failed:\n${failed.join('\n')}`,
+      );
+      const phases = await query<{ name: string; phase: string }>(
+        schema,
+        `select name, phase from easmigration`,
+      );
       assert.equal(phases.find((row) => row.name === '0034-upgrade-tkstatus-index')?.phase, 'contract');
       const again = await adminCommand(schema, ['upgrade', 'check']);
       assert.equal(again.code, 0, again.out);
-      assert.match(again.out, /Server processes registered: 2 at level 34\.\nPending migrations: none\./);
+      assert.ok(
+        again.out.includes(`registered: 2 at level ${SCHEMA_LEVEL}.\nPending migrations: none.`),
+        again.out,
+      );
     });
 
     test('upgrade check says no across an offline migration, and this release refuses to start', async () => {
@@ -274,7 +296,11 @@ if (url) {
       );
       assert.match(refused, /exited with 4/);
       assert.match(refused, /eas: start-up refused: migration 0029-ticket-optional-site \(offline\)/);
-      assert.deepEqual([...(await appliedAt(schema)).keys()].sort(), [...before.keys()].sort(), 'nothing migrated');
+      assert.deepEqual(
+        [...(await appliedAt(schema)).keys()].sort(),
+        [...before.keys()].sort(),
+        'nothing migrated',
+      );
     });
   });
 }

@@ -23,7 +23,8 @@ export async function observeSchema<DB>(
   const { rows: tables } = await sql<{ phases: boolean }>`
     select to_regclass(quote_ident(current_schema()) || '.easmigration') is not null as phases`.execute(db);
   const recorded = tables[0]?.phases
-    ? (await sql<{ name: string; phase: MigrationPhase }>`select name, phase from easmigration`.execute(db)).rows
+    ? (await sql<{ name: string; phase: MigrationPhase }>`select name, phase from easmigration`.execute(db))
+        .rows
     : [];
   const processes =
     registry === undefined
@@ -40,7 +41,9 @@ export async function observeSchema<DB>(
 }
 
 /** The applied migrations of the current schema (none before its migration table exists), and the schema. */
-export async function appliedMigrations<DB>(db: Kysely<DB>): Promise<{ schema: string; applied: Set<string> }> {
+export async function appliedMigrations<DB>(
+  db: Kysely<DB>,
+): Promise<{ schema: string; applied: Set<string> }> {
   const { rows } = await sql<{ schema: string; recorded: boolean }>`
     select current_schema() as schema,
       to_regclass(quote_ident(current_schema()) || '.kysely_migration') is not null as recorded`.execute(db);

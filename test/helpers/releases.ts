@@ -20,7 +20,10 @@ export async function releaseTree(commit: string): Promise<string> {
   const partial = `${tree}.${process.pid}`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
-  const archive = spawn('git', ['archive', '--format=tar', commit], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const archive = spawn('git', ['archive', '--format=tar', commit], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const tar = spawn('tar', ['-x', '-C', partial], { stdio: ['pipe', 'ignore', 'pipe'] });
   archive.stdout.pipe(tar.stdin);
   let errors = '';

@@ -78,7 +78,10 @@ export const migrations: readonly Migration[] = [
  * src/db/migration-plan.ts), and, as steps that do nothing, the applied ones of a newer release (`newer`): the
  * migrator refuses a schema with an applied migration it is not given.
  */
-export function migrationProviderOf(runnable: readonly Migration[], newer: readonly string[]): MigrationProvider {
+export function migrationProviderOf(
+  runnable: readonly Migration[],
+  newer: readonly string[],
+): MigrationProvider {
   return {
     async getMigrations(): Promise<Record<string, KyselyMigration>> {
       return Object.fromEntries([

@@ -110,7 +110,7 @@ async function startHaproxy(
     '  timeout check 2s',
     '  retries 3',
     '  option redispatch 1',
-    '  retry-on conn-failure empty-response response-timeout',
+    '  retry-on conn-failure empty-response',
     'frontend eas',
     `  bind 127.0.0.1:${front}`,
     '  default_backend eas',
@@ -130,22 +130,36 @@ async function startHaproxy(
   return { base: `http://127.0.0.1:${front}/maximo`, proxy, log: () => log };
 }
 
-/** Requests through the balancer until stopped, in `lanes` loops; every failure is kept with what it got. */
+/**
+ * Requests through the balancer until stopped, in `lanes` loops: lane 0 creates service requests (without a site),
+ * the others read assets and service requests; every failure is kept with what it got, every create counted.
+ */
 function continuousLoad(base: string, lanes: number) {
   const failures: string[] = [];
   const answeredBy = new Map<string, number>();
   let requests = 0;
+  let created = 0;
   let running = true;
   const paths = ['/api/os/mxapiasset?lean=1&oslc.pageSize=2', '/api/os/mxapisr?lean=1&oslc.pageSize=2'];
+  const send = (index: number, n: number) =>
+    index === 0
+      ? fetch(`${base}/api/os/mxapisr?lean=1`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ description: `Rolling upgrade ${n}` }),
+        })
+      : fetch(`${base}${paths[n % paths.length]}`, { headers: admin });
   const lane = async (index: number) => {
     for (let n = index; running; n++) {
       try {
-        const response = await fetch(`${base}${paths[n % paths.length]}`, { headers: admin });
+        const response = await send(index, n);
         await response.text();
         requests++;
         const backend = response.headers.get('x-eas-backend') ?? '?';
         answeredBy.set(backend, (answeredBy.get(backend) ?? 0) + 1);
-        if (response.status !== 200) failures.push(`HTTP ${response.status} from ${backend}`);
+        if (response.status === 201) created++;
+        else if (response.status !== 200 || index === 0)
+          failures.push(`HTTP ${response.status} from ${backend}`);
       } catch (error) {
         requests++;
         failures.push(String(error));
@@ -157,6 +171,7 @@ function continuousLoad(base: string, lanes: number) {
     failures,
     answeredBy,
     requests: () => requests,
+    created: () => created,
     async stop() {
       running = false;
       await done;
@@ -264,6 +279,9 @@ if (url) {
         [],
         `${load.failures.length} of ${load.requests()} failed:\n${failed.join('\n')}`,
       );
+      const tickets = await query<{ n: number }>(schema, `select count(*)::int as n from ticket`);
+      assert.ok(load.created() > 0);
+      assert.equal(tickets[0]!.n, load.created(), 'every create acknowledged is stored once');
       const phases = await query<{ name: string; phase: string }>(
         schema,
         `select name, phase from easmigration`,

@@ -7,7 +7,13 @@ import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
 import { DataDirectoryLockedError } from './db/data-dir-lock.js';
 import { describeFault, isDatabaseUnavailable } from './db/faults.js';
-import { MigrationError, migrateToLatest, openStorage, type Storage } from './db/database.js';
+import {
+  MigrationError,
+  migrateToLatest,
+  openStorage,
+  SchemaRefusedError,
+  type Storage,
+} from './db/database.js';
 import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
 import { deploymentIdentity } from './system/deployment-identity.js';
@@ -181,6 +187,11 @@ function printWelcome(
 }
 
 main().catch((error: unknown) => {
+  // A schema this release cannot serve (docs/deploy.md, "Rolling upgrade"): exit 4, as `upgrade check` answers no.
+  if (error instanceof SchemaRefusedError) {
+    process.stderr.write(`eas: ${error.message}\n`);
+    process.exit(4);
+  }
   if (
     error instanceof ConfigError ||
     error instanceof MigrationError ||

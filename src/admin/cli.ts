@@ -13,6 +13,7 @@ import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import type { Kysely } from 'kysely';
 import { processIo } from '../cli/io.js';
 import { runRestore } from './restore-command.js';
+import { runUpgradeCheck } from './upgrade-command.js';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
@@ -41,6 +42,8 @@ Commands:
   audit export --since <date> [--out <file>]
                             Write the audit records of <date> and later as JSON lines (stdout, or the file).
   audit sweep               Remove the audit records older than eas.audit.retentiondays (default 400) now.
+  upgrade check             Whether this release can replace the running one a process at a time (rolling
+                            upgrade); exits 4 with the reason when it cannot. Changes nothing.
   help, --help, -h          This text.
 
 Same environment as the server (DATABASE_URL, EAS_DB_SCHEMA, EAS_DATA_DIR, EAS_MASTER_KEY). On PostgreSQL the
@@ -356,8 +359,14 @@ async function main(): Promise<void> {
   const storage = await openAdminStorage(config, argv);
   let code: number;
   try {
-    await migrateToLatest(storage);
-    code = await runAdmin(argv, storage, config, io);
+    if (argv[0] === 'upgrade') {
+      // Before the migration the other commands run first: the check reads the schema as the running release left it.
+      const progress = process.stderr.isTTY ? processIo().stderr : undefined;
+      code = await runUpgradeCheck(argv, storage, io, progress);
+    } else {
+      await migrateToLatest(storage);
+      code = await runAdmin(argv, storage, config, io);
+    }
   } finally {
     await storage.close();
   }

@@ -2,6 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
+import { registerLevel } from './process-registry.js';
 
 export type ChangeHandler = (payload: string) => void;
 
@@ -246,6 +247,11 @@ export class PostgresChangeBus implements ChangeBus {
     this.confirmations = new Confirmations(confirmTimeoutMs);
   }
 
+  /** The listening connection's backend process id: this process's entry in the registry (process-registry.ts). */
+  get backendPid(): number | undefined {
+    return (this.client as { processID?: number | null } | undefined)?.processID ?? undefined;
+  }
+
   async start(): Promise<void> {
     this.handlers.add(qualify(this.prefix, CONFIRM_CHANNEL), (token) => this.acknowledge(token));
     this.handlers.add(qualify(this.prefix, CONFIRMED_CHANNEL), (payload) => {
@@ -323,6 +329,7 @@ export class PostgresChangeBus implements ChangeBus {
     try {
       // Set here rather than in the connection's options, which an application_name in DATABASE_URL overrides.
       await client.query(`select set_config('application_name', $1, false)`, [this.applicationName]);
+      await registerLevel(client);
       for (const channel of this.handlers.channels()) await client.query(listenStatement(channel));
     } catch (error) {
       await client.end().catch(() => undefined);

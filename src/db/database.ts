@@ -7,7 +7,9 @@ import { lockDataDirectory } from './data-dir-lock.js';
 import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { keepOnPool, preparingPool } from './prepared-statements.js';
-import { migrationProvider, migrations } from './migrations/index.js';
+import { migrationProviderOf, migrations } from './migrations/index.js';
+import { planMigrations } from './migration-plan.js';
+import { appliedMigrations, observeSchema, recordPhases, upToDate } from './schema-state.js';
 import type { Database } from './schema.js';
 import { DATE_OID, parseDate, parseTimestamp, TIMESTAMP_OID, TIMESTAMPTZ_OID } from './timestamps.js';
 
@@ -223,22 +225,32 @@ async function openPostgres(options: PostgresOptions): Promise<Storage> {
 
 export class MigrationError extends Error {}
 
-/** Brings the schema up to date; a failing migration is rolled back and reported with its name. */
+/** Set when this build cannot serve the schema (src/db/migration-plan.ts): the server exits 4 with the reason. */
+export class SchemaRefusedError extends MigrationError {}
+
+/**
+ * Brings the schema up to date as far as the processes serving it allow (src/db/README.md, "Phases"); a failing
+ * migration is rolled back and reported with its name.
+ */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   // Kysely looks for its migration tables in every schema unless told which one: a second schema on the same
   // server (another test file, the benchmarks) would hide them from this one.
-  const { rows } = await sql<{ schema: string; recorded: boolean }>`
-    select current_schema() as schema,
-      to_regclass(quote_ident(current_schema()) || '.kysely_migration') is not null as recorded`.execute(
-    storage.db,
-  );
+  const { schema, applied } = await appliedMigrations(storage.db);
   // A restart finds every migration applied: one read of the migration table says so, where the migrator would
   // take its lock and read the catalog of every schema first (docs/startup.md).
-  if (rows[0]?.recorded && (await appliedEverywhere(storage))) return [];
+  if (upToDate(applied)) return [];
+  const observed = await observeSchema(storage.db, applied, registryOf(storage));
+  const plan = planMigrations(migrations, observed);
+  if (plan.refusal !== undefined) throw new SchemaRefusedError(`start-up refused: ${plan.refusal}`);
+  if (plan.apply.length === 0) return [];
+  const runnable = migrations.filter((migration) => !plan.deferred.includes(migration));
+  const newer = plan.newer.map((migration) => migration.name);
   const migrator = new Migrator({
     db: storage.db,
-    provider: migrationProvider,
-    ...(rows[0]?.schema !== undefined && { migrationTableSchema: rows[0].schema }),
+    provider: migrationProviderOf(runnable, newer),
+    // A contract migration left for later runs after the expand ones that follow it (src/db/README.md).
+    allowUnorderedMigrations: true,
+    migrationTableSchema: schema,
   });
   let { error, results } = await migrator.migrateToLatest();
   // Kysely's introspection reads every schema of the server; one dropped meanwhile by another deployment (or test
@@ -248,7 +260,7 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
     let attempt = 1;
     attempt < 5 &&
     !results?.some((result) => result.status === 'Error') &&
-    isOtherSchemaDropped(error, rows[0]?.schema);
+    isOtherSchemaDropped(error, schema);
     attempt += 1
   ) {
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
@@ -259,16 +271,33 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
     const reason = error instanceof Error ? error.message : String(error);
     throw new MigrationError(`Schema migration ${failed?.migrationName ?? ''} failed: ${reason}`);
   }
-  return (results ?? [])
+  const done = (results ?? [])
     .filter((result) => result.status === 'Success')
     .map((result) => result.migrationName);
+  await recordPhases(
+    storage.db,
+    runnable.filter((migration) => applied.has(migration.name) || done.includes(migration.name)),
+  );
+  return done;
 }
 
-/** Whether the migration table of the current schema lists every migration this build knows. */
+/** The change bus's registration of this process (PostgreSQL), by which the others are found. */
+export function registryOf(
+  storage: Storage,
+): { applicationName: string; ownPid: number | undefined } | undefined {
+  return storage.bus instanceof PostgresChangeBus
+    ? { applicationName: storage.bus.applicationName, ownPid: storage.bus.backendPid }
+    : undefined;
+}
+
+/**
+ * Whether the migration table of the current schema lists every migration this build needs: all it knows but the
+ * contract ones, which wait for the earlier release's last process (src/db/README.md, "Phases").
+ */
 export async function appliedEverywhere(storage: Storage): Promise<boolean> {
   const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
   const applied = new Set(rows.map((row) => row.name));
-  return migrations.every((migration) => applied.has(migration.name));
+  return migrations.every((migration) => migration.phase === 'contract' || applied.has(migration.name));
 }
 
 function isOtherSchemaDropped(error: unknown, ownSchema: string | undefined): boolean {

@@ -31,6 +31,8 @@ export interface ServerSettings {
   env?: Record<string, string>;
   /** How long the start may take (default 60 s): longer for a process that opens a copied PGlite directory. */
   startupTimeoutMs?: number;
+  /** The tree whose `src/server.ts` runs (default this one): an earlier release's (test/helpers/releases.ts). */
+  root?: string;
 }
 
 /** Starts a server on PostgreSQL on a free port; resolves when it listens, rejects when it exits or hangs. */
@@ -38,7 +40,7 @@ export async function startServer(settings: ServerSettings): Promise<ServerProce
   const { name } = settings;
   const { DATABASE_URL: _url, EAS_DB_SCHEMA: _schema, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
+    cwd: settings.root ?? root,
     env: {
       ...inherited,
       ...(settings.databaseUrl !== undefined && { DATABASE_URL: settings.databaseUrl }),

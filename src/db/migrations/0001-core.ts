@@ -3,6 +3,7 @@ import type { Migration } from './migration.js';
 /** The core data model: organizations, sites, people and users, security, domains, and the asset records. */
 export const core: Migration = {
   name: '0001-core',
+  phase: 'expand',
   statements: [
     `create sequence rowstamp_seq`,
     // Every row carries a rowstamp that changes on every write, whatever path the write takes.

@@ -270,6 +270,7 @@ export const systemDomainIds: readonly string[] = headers.map((header) => header
 
 export const systemDomains: Migration = {
   name: '0002-system-domains',
+  phase: 'expand',
   statements: [
     `insert into maxdomain (domainid, description, domaintype, maxtype, length, scale, changedate, changeby) values
      ${headers

@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const stablePages: Migration = {
   name: '0003-stable-pages',
+  phase: 'expand',
   statements: [
     `create table oslc_stable_set (
        stableid varchar(40) primary key,

@@ -184,6 +184,7 @@ function seedRow(seed: PropertySeed): string {
 
 export const properties: Migration = {
   name: '0004-properties',
+  phase: 'expand',
   statements: [
     `create table maxprop (
        maxpropid integer generated always as identity unique,

@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const sessions: Migration = {
   name: '0005-sessions',
+  phase: 'expand',
   statements: [
     // Cookie values are never stored, only their SHA-256: a copy of this table cannot be replayed as cookies.
     `create table maxsession (

@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const queryIndexes: Migration = {
   name: '0006-query-indexes',
+  phase: 'contract',
   statements: [
     `create index asset_status_assetnum_uid on asset(status, assetnum, assetuid)`,
     `drop index asset_status_assetnum`,

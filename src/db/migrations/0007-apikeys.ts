@@ -11,6 +11,7 @@ import type { Migration } from './migration.js';
  */
 export const apiKeys: Migration = {
   name: '0007-apikeys',
+  phase: 'offline',
   statements: [
     `create table if not exists apikeytoken (
        apikeytokenid bigint generated always as identity primary key,

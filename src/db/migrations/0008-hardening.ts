@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const hardening: Migration = {
   name: '0008-hardening',
+  phase: 'expand',
   statements: [
     `alter table maxuser add column if not exists blockeduntil timestamptz`,
     `create table if not exists easkeycheck (

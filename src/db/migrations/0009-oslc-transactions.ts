@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const oslcTransactions: Migration = {
   name: '0009-oslc-transactions',
+  phase: 'expand',
   statements: [
     `create table if not exists oslc_transaction (
        transactionid varchar(256) primary key,

@@ -14,6 +14,7 @@ import type { Migration } from './migration.js';
  */
 export const resourceModel: Migration = {
   name: '0010-resource-model',
+  phase: 'expand',
   statements: [
     `create table if not exists autokey (
        autokeyid integer generated always as identity primary key,

@@ -11,6 +11,7 @@ import type { Migration } from './migration.js';
  */
 export const adminMode: Migration = {
   name: '0011-adminmode',
+  phase: 'expand',
   statements: [
     `create table if not exists adminmode (
        adminmodeid smallint primary key default 1 check (adminmodeid = 1),

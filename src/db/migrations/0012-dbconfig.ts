@@ -11,6 +11,7 @@ import type { Migration } from './migration.js';
  */
 export const dbconfig: Migration = {
   name: '0012-dbconfig',
+  phase: 'expand',
   statements: [
     `create table if not exists maxattribute (
        maxattributeid bigint generated always as identity primary key,

@@ -15,6 +15,7 @@ export const packageDomainIds: readonly string[] = ['DMPKGTRGTTYPE'];
  */
 export const migrationPackages: Migration = {
   name: '0013-migration-packages',
+  phase: 'expand',
   statements: [
     `create table if not exists dmpackagedef (
        dmpackagedefid bigint generated always as identity unique,

@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const samlReplay: Migration = {
   name: '0014-saml-replay',
+  phase: 'expand',
   statements: [
     `create table if not exists samlrequest (
        requestid varchar(128) primary key,

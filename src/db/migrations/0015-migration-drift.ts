@@ -7,5 +7,6 @@ import type { Migration } from './migration.js';
  */
 export const migrationDrift: Migration = {
   name: '0015-migration-drift',
+  phase: 'expand',
   statements: [`alter table dmpkgchange add column if not exists beforehash varchar(64)`],
 };

@@ -6,5 +6,6 @@ import type { Migration } from './migration.js';
  */
 export const sessionLean: Migration = {
   name: '0016-session-lean',
+  phase: 'expand',
   statements: [`alter table maxsession add column if not exists lean boolean`],
 };

@@ -22,6 +22,7 @@ const srStatuses: ReadonlyArray<readonly [string, string, string]> = [
  */
 export const serviceRequests: Migration = {
   name: '0017-service-requests',
+  phase: 'expand',
   statements: [
     `create table if not exists ticket (
        ticketuid integer generated always as identity unique,

@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const federatedSessions: Migration = {
   name: '0018-federated-sessions',
+  phase: 'expand',
   statements: [
     `create table if not exists federatedsession (
        sessionhash char(64) primary key references maxsession(sessionhash) on delete cascade,

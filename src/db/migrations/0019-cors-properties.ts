@@ -29,6 +29,7 @@ const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
 
 export const corsProperties: Migration = {
   name: '0019-cors-properties',
+  phase: 'expand',
   statements: [
     `insert into maxprop (propname, description, maxtype, maximodefault, globalonly, liverefresh, onlinechanges,
        masked, nullsallowed, changeby, changedate) values

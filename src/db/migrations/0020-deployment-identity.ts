@@ -8,6 +8,7 @@ import type { Migration } from './migration.js';
  */
 export const deploymentIdentity: Migration = {
   name: '0020-deployment-identity',
+  phase: 'expand',
   statements: [
     `create table if not exists deploymentidentity (
        singleton boolean primary key default true check (singleton),

@@ -9,6 +9,7 @@ import type { Migration } from './migration.js';
  */
 export const migrationBackout: Migration = {
   name: '0022-migration-backout',
+  phase: 'expand',
   statements: [
     `alter table dmpackage add column if not exists inverseof bigint references dmpackage(dmpackageid) on delete cascade`,
     `create unique index if not exists dmpackage_inverseof on dmpackage(inverseof)`,

@@ -20,6 +20,7 @@ const constraintName = (table: string, columns: string) => `${table}_${columns.r
 
 export const assetReferencesRestrict: Migration = {
   name: '0023-asset-references-restrict',
+  phase: 'contract',
   statements: REFERENCES.map(({ table, columns }) => {
     const name = constraintName(table, columns);
     return `alter table ${table} drop constraint if exists ${name},

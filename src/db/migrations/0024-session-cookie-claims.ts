@@ -9,6 +9,7 @@ import type { Migration } from './migration.js';
  */
 export const sessionCookieClaims: Migration = {
   name: '0024-session-cookie-claims',
+  phase: 'expand',
   statements: [
     `create table if not exists maxsessionclaim (
        sessionhash char(64) primary key,

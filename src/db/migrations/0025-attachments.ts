@@ -10,6 +10,7 @@ import type { Migration } from './migration.js';
  */
 export const attachments: Migration = {
   name: '0025-attachments',
+  phase: 'expand',
   statements: [
     `create table if not exists doclinks (
        doclinksid bigint generated always as identity primary key,

@@ -20,6 +20,7 @@ const logTypes: ReadonlyArray<readonly [string, string, string]> = [
  */
 export const worklog: Migration = {
   name: '0026-worklog',
+  phase: 'expand',
   statements: [
     `create table if not exists worklog (
        worklogid integer generated always as identity primary key,

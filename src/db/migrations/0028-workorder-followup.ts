@@ -7,6 +7,7 @@ import type { Migration } from './migration.js';
  */
 export const workorderFollowUp: Migration = {
   name: '0028-workorder-followup',
+  phase: 'expand',
   statements: [
     `alter table workorder add column if not exists origrecordid varchar(25),
        add column if not exists origrecordclass varchar(16)`,

@@ -10,6 +10,7 @@ import type { Migration } from './migration.js';
  */
 export const ticketOptionalSite: Migration = {
   name: '0029-ticket-optional-site',
+  phase: 'offline',
   statements: [
     `alter table tkstatus drop constraint if exists tkstatus_ticketid_siteid_fkey,
        drop constraint if exists tkstatus_ticket_fkey`,

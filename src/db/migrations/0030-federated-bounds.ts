@@ -10,6 +10,7 @@ import type { Migration } from './migration.js';
  */
 export const federatedBounds: Migration = {
   name: '0030-federated-bounds',
+  phase: 'expand',
   statements: [
     `create table if not exists logoutmessage (
        scheme varchar(10) not null,

@@ -9,6 +9,7 @@ import type { Migration } from './migration.js';
  */
 export const auditTrail: Migration = {
   name: '0031-audit-trail',
+  phase: 'expand',
   statements: [
     `create table if not exists easaudit (
        auditid bigint generated always as identity primary key,

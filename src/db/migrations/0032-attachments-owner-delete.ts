@@ -15,6 +15,7 @@ const OWNERS = [
 
 export const attachmentsOwnerDelete: Migration = {
   name: '0032-attachments-owner-delete',
+  phase: 'expand',
   statements: [
     `create or replace function doclinks_owner_deleted() returns trigger language plpgsql as $$
      begin

@@ -30,6 +30,8 @@ import { ticketOptionalSite } from './0029-ticket-optional-site.js';
 import { federatedBounds } from './0030-federated-bounds.js';
 import { auditTrail } from './0031-audit-trail.js';
 import { attachmentsOwnerDelete } from './0032-attachments-owner-delete.js';
+import { upgradeMigrationPhases } from './0033-upgrade-migration-phases.js';
+import { upgradeTkstatusIndex } from './0034-upgrade-tkstatus-index.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -67,20 +69,36 @@ export const migrations: readonly Migration[] = [
   federatedBounds,
   auditTrail,
   attachmentsOwnerDelete,
+  upgradeMigrationPhases,
+  upgradeTkstatusIndex,
 ];
 
-export const migrationProvider: MigrationProvider = {
-  async getMigrations(): Promise<Record<string, KyselyMigration>> {
-    return Object.fromEntries(
-      migrations.map((migration) => [
-        migration.name,
-        {
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migration interface takes Kysely<any>
-          async up(db: Kysely<any>): Promise<void> {
-            for (const statement of migration.statements) await sql.raw(statement).execute(db);
-          },
-        },
-      ]),
-    );
-  },
-};
+/**
+ * The migrations Kysely's migrator is given: `runnable` (the applied ones this build knows and those to apply now,
+ * src/db/migration-plan.ts), and, as steps that do nothing, the applied ones of a newer release (`newer`): the
+ * migrator refuses a schema with an applied migration it is not given.
+ */
+export function migrationProviderOf(
+  runnable: readonly Migration[],
+  newer: readonly string[],
+): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, KyselyMigration>> {
+      return Object.fromEntries([
+        ...newer.map((name) => [name, { up: async () => undefined }] as const),
+        ...runnable.map(
+          (migration) =>
+            [
+              migration.name,
+              {
+                // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migration interface takes Kysely<any>
+                async up(db: Kysely<any>): Promise<void> {
+                  for (const statement of migration.statements) await sql.raw(statement).execute(db);
+                },
+              },
+            ] as const,
+        ),
+      ]);
+    },
+  };
+}

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { access, mkdir, rm, symlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { releaseTree } from '../../test/helpers/releases.js';
 import { compileServers, rootDir } from '../lib/compile.js';
 import { BENCH_ADMIN_PASSWORD, maxauthHeader, sessionCookieHeader } from '../lib/settings.js';
 import type { Pair, Scenario, Section, SectionContext } from '../lib/types.js';
@@ -19,11 +18,11 @@ async function git(...args: string[]): Promise<string> {
 }
 
 /**
- * The earlier release as a checkout of its own under `.cache/release/<commit>`: its files from git, this
- * checkout's `node_modules` (the two must have the same lock file, or the comparison would measure the packages),
- * and its own compiled servers.
+ * The earlier release as a checkout of its own (test/helpers/releases.ts: its files from git, this checkout's
+ * `node_modules`, so the two must have the same lock file or the comparison would measure the packages), with its
+ * own compiled servers.
  */
-async function releaseTree(commitish: string, log: SectionContext['log']): Promise<string> {
+async function compiledRelease(commitish: string, log: SectionContext['log']): Promise<string> {
   const commit = await git('rev-parse', '--verify', `${commitish}^{commit}`);
   const lockDiffers = await git('diff', '--name-only', commit, '--', 'package-lock.json');
   if (lockDiffers !== '') {
@@ -31,17 +30,7 @@ async function releaseTree(commitish: string, log: SectionContext['log']): Promi
       `${commitish} has another package-lock.json: compare releases with the same dependencies`,
     );
   }
-  const tree = join(rootDir, '.cache', 'release', commit);
-  const ready = await access(join(tree, 'package.json')).then(
-    () => true,
-    () => false,
-  );
-  if (!ready) {
-    await rm(tree, { recursive: true, force: true });
-    await mkdir(tree, { recursive: true });
-    await run('sh', ['-c', `git archive ${commit} | tar -x -C '${tree}'`], { cwd: rootDir });
-    await symlink(join(rootDir, 'node_modules'), join(tree, 'node_modules'), 'dir');
-  }
+  const tree = await releaseTree(commit);
   log(`release: ${commitish} is ${commit.slice(0, 12)}, in ${tree}`);
   await compileServers(log, tree);
   return tree;
@@ -94,7 +83,7 @@ export const releaseSection: Section = {
       context.log('release: set BENCH_AGAINST=<commit> to compare with an earlier release; skipped');
       return [];
     }
-    const tree = await releaseTree(commitish, context.log);
+    const tree = await compiledRelease(commitish, context.log);
     return [
       releasePair(
         tree,

@@ -55,6 +55,8 @@ export interface BackupBenchResult {
   serverCpuSeconds: number[];
   /** `npm run admin -- restore` against `tar -x`. */
   restore: Comparison;
+  /** The same against `tar -x` with every file then fsynced, as the restore does (for information: no target). */
+  restoreAgainstSynced: Comparison;
   /** The server's peak RSS during a backup, less its RSS just before it (the highest of the runs), in MiB. */
   backupRssRiseMiB: number;
   /** The restore process's peak RSS less the peak of the same command that restores nothing (`--help`), in MiB. */
@@ -154,13 +156,27 @@ async function timeTar(dataDir: string, work: string): Promise<Run[]> {
   return runs;
 }
 
-/** `tar -x` of the first tar archive into an empty directory, RUNS times. */
-async function timeUntar(work: string): Promise<Run[]> {
+/**
+ * `tar -x` of the first tar archive into an empty directory, RUNS times; with `synced`, each file then fsynced
+ * (coreutils `sync FILE...`) and the folder last, as the restore leaves it: what `tar -x` costs made as durable.
+ */
+async function timeUntar(work: string, synced = false): Promise<Run[]> {
   const runs: Run[] = [];
   for (let run = 0; run < RUNS; run += 1) {
     const target = join(work, `untar-${run}`);
     await mkdir(target);
-    runs.push(await timed('tar', ['-xf', join(work, 'data-0.tar'), '-C', target]));
+    const archive = join(work, 'data-0.tar');
+    runs.push(
+      synced
+        ? await timed('sh', [
+            '-c',
+            'tar -xf "$1" -C "$2" && find "$2" -type f -exec sync {} + && sync "$2"',
+            'untar',
+            archive,
+            target,
+          ])
+        : await timed('tar', ['-xf', archive, '-C', target]),
+    );
     await rm(target, { recursive: true, force: true });
   }
   return runs;
@@ -289,8 +305,9 @@ export async function backupBenchmark(settings: BackupBenchSettings): Promise<Ba
     const backups = await timeBackups(dataDir, work, log);
     log('backup: tar -x, then restore');
     const untar = await timeUntar(work);
+    const untarSynced = await timeUntar(work, true);
     const restores = await timeRestores(work);
-    return summarize(settings.assets, { bytes, files }, { tar, untar, backups, restores });
+    return summarize(settings.assets, { bytes, files }, { tar, untar, untarSynced, backups, restores });
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -317,10 +334,17 @@ function compare(runs: readonly Run[], baseline: readonly Run[]): Comparison {
 function summarize(
   assets: number,
   size: { bytes: number; files: number },
-  runs: { tar: Run[]; untar: Run[]; backups: BackupRuns; restores: { runs: Run[]; rssRiseBytes: number } },
+  runs: {
+    tar: Run[];
+    untar: Run[];
+    untarSynced: Run[];
+    backups: BackupRuns;
+    restores: { runs: Run[]; rssRiseBytes: number };
+  },
 ): BackupBenchResult {
   const backup = compare(runs.backups.runs, runs.tar);
   const restore = compare(runs.restores.runs, runs.untar);
+  const restoreSynced = compare(runs.restores.runs, runs.untarSynced);
   const backupRssRiseMiB = Math.max(0, runs.backups.rssRiseBytes) / MIB;
   const restoreRssRiseMiB = runs.restores.rssRiseBytes / MIB;
   const passed =
@@ -336,6 +360,7 @@ function summarize(
     backup,
     serverCpuSeconds: runs.backups.serverCpuSeconds,
     restore,
+    restoreAgainstSynced: restoreSynced,
     backupRssRiseMiB,
     restoreRssRiseMiB,
     slowestAnswerSeconds: runs.backups.slowestAnswerSeconds,
@@ -361,6 +386,7 @@ export function formatBackup(result: BackupBenchResult): string {
       `server CPU ${result.serverCpuSeconds.map((value) => value.toFixed(2)).join(', ')} s, ` +
       `slowest answer meanwhile ${result.slowestAnswerSeconds.toFixed(2)} s`,
     `${formatComparison('restore', 'tar -x', result.restore)}  restore RSS +${result.restoreRssRiseMiB.toFixed(1)} MiB`,
+    `${formatComparison('restore', 'tar -x + fsync', result.restoreAgainstSynced)}  (INFO)`,
     `targets: ratio <= ${BACKUP_TIME_TARGET}, RSS rise < ${BACKUP_RSS_LIMIT_MIB} MiB  ${result.verdict}`,
   ].join('\n');
 }

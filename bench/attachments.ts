@@ -1,7 +1,7 @@
 // The `attachments` mode of `npm run bench`: see bench/README.md ("Attachments").
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { migrateToLatest, openStorage } from '../src/db/database.js';
 import { seedDemoData } from '../src/demo/seed.js';
 import { withServiceFixture } from './fixtures/service.js';
 import { compileServers } from './lib/compile.js';
+import { rssOf, sampleMemory } from './lib/rss.js';
 import { startServer, type RunningServer } from './lib/server-process.js';
 import {
   BENCH_ADMIN_PASSWORD,
@@ -94,31 +95,6 @@ async function baselineSeconds(file: string, directory: string): Promise<number>
   }
   await rm(join(directory, 'copy.bin'), { force: true });
   return best;
-}
-
-/** Samples a process's resident set (VmRSS) every 20 ms; `stop` answers the peak in bytes. */
-function sampleRss(pid: number): { stop(): Promise<number> } {
-  let peak = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      peak = Math.max(peak, await rssOf(pid));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return peak;
-    },
-  };
-}
-
-async function rssOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-  return Number(kb ?? 0) * 1024;
 }
 
 interface Answer {
@@ -223,7 +199,7 @@ async function measureEngine(
   });
 
   const before = await rssOf(server.pid);
-  const sampler = sampleRss(server.pid);
+  const sampler = sampleMemory(server.pid);
   let started = performance.now();
   const uploaded = await call(server.baseUrl, collection, {
     method: 'POST',

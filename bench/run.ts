@@ -12,6 +12,7 @@ import type { LoadSettings, Pair, Section, SectionContext, StorageKind } from '.
 import { plannedSections, sections } from './sections/index.js';
 import { attachmentBenchmark, formatAttachments } from './attachments.js';
 import { backoutBenchmark, formatBackout } from './backout.js';
+import { backupBenchmark, formatBackup } from './backup.js';
 import { deployBenchmark, formatDeploy } from './deploy.js';
 import { formatMemo, measureMemoCaches } from './memo.js';
 import { formatSoak, soak } from './soak.js';
@@ -32,6 +33,8 @@ backout:                 npm run bench -- backout [--records <n> (default 100000
                          (a deploy's back-out against INSERTs of the same rows)
 attachments:             npm run bench -- attachments [--megabytes <n> (default 100)]
                          (an attachment uploaded and downloaded on PostgreSQL and PGlite against a stream to disk)
+backup:                  npm run bench -- backup [--records <n> (default 100000)] [--reload]
+                         (eas backup of a running PGlite deployment against tar of its stopped directory; restore)
 deploy:                  npm run bench -- deploy [--records <n> (default 100000)] [--heap <MiB>]
                          (a package deploy against INSERTs; --heap limits the servers' V8 old space)
 planned:                 ${plannedSections.map((section) => section.name).join(', ')}
@@ -116,6 +119,9 @@ function listSections(): void {
   process.stdout.write(
     `${'backout'.padEnd(12)} the back-out of a 100,000-record deploy against plain batched INSERTs (own mode)\n`,
   );
+  process.stdout.write(
+    `${'backup'.padEnd(12)} eas backup and restore of a 100,000-asset PGlite deployment against tar (own mode)\n`,
+  );
   for (const section of sections)
     process.stdout.write(`${section.name.padEnd(12)} issue ${section.issue}: ${section.summary}\n`);
   for (const section of plannedSections)
@@ -157,6 +163,14 @@ async function ownMode(positionals: readonly string[], values: Options): Promise
       process.stdout.write(`\n${formatProfile('back-out', await summarizeProfile(profileFile, rootDir))}\n`);
     await mkdir(resultsDir, { recursive: true });
     await writeFile(join(resultsDir, 'backout.json'), `${JSON.stringify(result, null, 2)}\n`);
+    return result.verdict === 'PASS' ? 0 : 1;
+  }
+  if (mode === 'backup') {
+    const records = Math.round(positiveNumber('records', values.records, 100_000));
+    const result = await backupBenchmark({ assets: records, reload: values.reload, log });
+    process.stdout.write(`\n${formatBackup(result)}\n`);
+    await mkdir(resultsDir, { recursive: true });
+    await writeFile(join(resultsDir, 'backup.json'), `${JSON.stringify(result, null, 2)}\n`);
     return result.verdict === 'PASS' ? 0 : 1;
   }
   if (mode === 'deploy') {

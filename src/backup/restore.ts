@@ -2,7 +2,7 @@ import { chmod, copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path';
 import { masterKeyCheckValue } from '../apikeys/master-key.js';
 import { decodeKeyFile, MASTER_KEY_FILE } from '../apikeys/vault.js';
-import { flushTree } from '../db/cluster-template.js';
+import { flush, flushTree } from '../db/cluster-template.js';
 import { LOCK_FILE, lockDataDirectory } from '../db/data-dir-lock.js';
 import { openStorage } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
@@ -153,7 +153,11 @@ async function writeFiles(
     progress.filesDone = index + 1;
     options.onProgress?.({ ...progress });
   }
-  await flushTree(options.dataDir);
+  if (last === undefined) return flushTree(options.dataDir);
+  // Every other file was flushed before the marker: the marker and its folder are what is left (a second pass
+  // over the tree opened, flushed and closed every file again: bench/README.md, "Backup").
+  await flush(join(options.dataDir, VERSION_FILE));
+  await flush(options.dataDir);
 }
 
 /** Everything but the lock, which its release removes. */

@@ -88,7 +88,8 @@ export async function copyClusterTemplate(dataDir: string, templateDir = TEMPLAT
   return true;
 }
 
-async function flush(path: string): Promise<void> {
+/** fsync of one file or directory. */
+export async function flush(path: string): Promise<void> {
   const handle = await open(path, 'r');
   try {
     await handle.sync();

@@ -50,6 +50,9 @@ export function whereOf(filters: AuditFilters): string {
 }
 
 interface AuditPage {
+  /** The clause the page was read with: shown, so that the filter in force is never in doubt. */
+  where: string;
+  pageno: number;
   records: AuditRecord[];
   totalCount: number;
   totalPages: number;
@@ -65,6 +68,8 @@ async function loadPage(api: Api, filters: AuditFilters, pageno: number): Promis
       `&pageno=${pageno}&collectioncount=1${where ? `&oslc.where=${encodeURIComponent(where)}` : ''}`,
   );
   return {
+    where,
+    pageno,
     records: answer.member ?? [],
     totalCount: answer.responseInfo?.totalCount ?? 0,
     totalPages: answer.responseInfo?.totalPages ?? 0,
@@ -101,14 +106,7 @@ export function Audit({ api }: PageProps) {
         apply={() => setApplied({ filters, pageno: 1 })}
       />
       <ErrorMessage error={error} />
-      {page && (
-        <AuditTable
-          page={page}
-          where={whereOf(applied.filters)}
-          pageno={applied.pageno}
-          go={(pageno) => setApplied({ ...applied, pageno })}
-        />
-      )}
+      {page && <AuditTable page={page} go={(pageno) => setApplied({ ...applied, pageno })} />}
     </Page>
   );
 }
@@ -154,22 +152,12 @@ function AuditFilterForm({
   );
 }
 
-function AuditTable({
-  page,
-  where,
-  pageno,
-  go,
-}: {
-  page: AuditPage;
-  /** The clause the page was read with, shown so that the filter in force is never in doubt. */
-  where: string;
-  pageno: number;
-  go: (pageno: number) => void;
-}) {
+function AuditTable({ page, go }: { page: AuditPage; go: (pageno: number) => void }) {
+  const { pageno } = page;
   return (
     <section aria-labelledby="audit-records-title">
       <h2 id="audit-records-title">Records</h2>
-      <p class="where">{where === '' ? 'Every record, newest first.' : <code>{where}</code>}</p>
+      <p class="where">{page.where === '' ? 'Every record, newest first.' : <code>{page.where}</code>}</p>
       <p class="paging" role="status">
         {page.totalCount === 0
           ? 'No record matches.'

@@ -39,7 +39,9 @@ export const CONSOLE_PAGES: readonly string[] = [
   'signin',
   'apikeys',
   'properties',
+  'definitions',
   'packages',
+  'audit',
   'adminmode',
   'sessions',
 ];

@@ -118,6 +118,17 @@ function readRoutes(app: FastifyInstance, options: OslcRoutesOptions): void {
   );
 }
 
+/**
+ * A body that is JSON but neither an object nor an array (`42`, `null`, `"text"`, `true`) is refused as what it is,
+ * not as a BULK request (docs/compatibility.md, "Content types"); no body at all is the create's own refusal.
+ */
+function refuseScalarBody(body: unknown): void {
+  if (body === undefined || (typeof body === 'object' && body !== null)) return;
+  throw errors.badRequest(
+    'The request body must be a JSON object (an array is a BULK request: send x-method-override: BULK).',
+  );
+}
+
 /** POST on a collection: a create, BULK or SYNC (`x-method-override`), or a collection action. */
 function createRoute(app: FastifyInstance, options: OslcRoutesOptions): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -133,6 +144,8 @@ function createRoute(app: FastifyInstance, options: OslcRoutesOptions): void {
         headers: WriteHeaders,
       },
       config: { access: { kind: 'objectStructure', right: collectionPostRight } },
+      // Before the schema, which would coerce `42` or `null` into a one-element array (a BULK request).
+      preValidation: async (request) => refuseScalarBody(request.body),
     },
     async (request, reply) => {
       const action = actionOf(request);

@@ -117,6 +117,50 @@ describe('forgiving writes', () => {
     assert.equal(json(response).Error?.reasonCode, 'EAS0006E');
   });
 
+  test('a JSON body that is not an object (42, null, a string, true) is refused as such, not as a BULK request', async () => {
+    const assets = async () =>
+      Number((await sql<{ n: string }>`select count(*) as n from asset`.execute(t.storage.db)).rows[0]!.n);
+    const assetsBefore = await assets();
+    for (const [index, payload] of ['42', 'null', '"WIRESCALAR"', 'true'].entries())
+      for (const headers of [{ 'content-type': 'application/json' }, {}]) {
+        const response = await inject({
+          method: 'POST',
+          url: ASSETS,
+          headers: { ...admin, ...headers },
+          payload,
+        });
+        assert.equal(response.statusCode, 400, `case ${index}: ${response.body}`);
+        const error = json(response).Error!;
+        assert.equal(error.reasonCode, 'EAS0004E');
+        assert.match(String(error.message), /must be a JSON object/);
+        assert.doesNotMatch(String(error.message), /^EAS0004E - An array body/);
+      }
+    assert.equal(await assets(), assetsBefore, 'nothing was written');
+  });
+
+  test('a text/plain body, even of valid JSON, is 415 EAS0006E on a create and an update', async () => {
+    const body = JSON.stringify({ assetnum: 'WIRETEXT', siteid: site });
+    const created = await inject({
+      method: 'POST',
+      url: ASSETS,
+      headers: { ...admin, 'content-type': 'text/plain' },
+      payload: body,
+    });
+    assert.equal(created.statusCode, 415, created.body);
+    assert.equal(json(created).Error?.reasonCode, 'EAS0006E');
+    assert.match(String(json(created).Error?.message), /text\/plain/);
+    assert.equal(await assetCount('WIRETEXT'), 0);
+    const path = await create('WIRETEXTUPD');
+    const updated = await inject({
+      method: 'POST',
+      url: path,
+      headers: { ...admin, 'content-type': 'text/plain; charset=utf-8', 'x-method-override': 'PATCH' },
+      payload: JSON.stringify({ description: 'never written' }),
+    });
+    assert.equal(updated.statusCode, 415, updated.body);
+    assert.equal(json(updated).Error?.reasonCode, 'EAS0006E');
+  });
+
   test('a properties header that does not parse refuses the create before anything is written', async () => {
     const response = await inject({
       method: 'POST',

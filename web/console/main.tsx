@@ -3,6 +3,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { Api, describeError } from './api.js';
 import { AdminMode } from './adminmode.js';
 import { ApiKeys } from './apikeys.js';
+import { Audit } from './audit.js';
+import { Definitions } from './definitions.js';
 import { Refused, type PageProps } from './common.js';
 import { readModel, type ConsoleModel } from './model.js';
 import { Overview } from './overview.js';
@@ -24,7 +26,9 @@ const PAGES: Record<string, PageEntry> = {
   '': { title: 'Overview', component: Overview, admin: false },
   apikeys: { title: 'API keys', component: ApiKeys, admin: false },
   properties: { title: 'System properties', component: Properties, admin: true },
+  definitions: { title: 'Package definitions', component: Definitions, admin: true },
   packages: { title: 'Packages', component: Packages, admin: true },
+  audit: { title: 'Audit trail', component: Audit, admin: true },
   adminmode: { title: 'Admin mode', component: AdminMode, admin: true },
   sessions: { title: 'Sessions', component: Sessions, admin: true },
 };

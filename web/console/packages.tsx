@@ -179,15 +179,15 @@ function CreatePackage({
       return done(`Package ${record.dmpackageid} of ${record.pkgdefname} was created.`);
     });
   };
-  // Definitions are made through the API (MXAPIDMPKGDEF, docs/migration.md): its explorer lists the calls.
-  const explorer = `${api.base}/oslc/oas/ui`;
+  // Definitions are made on the console's own page (MXAPIDMPKGDEF, docs/console.md "Package definitions").
+  const definitionsPage = `${api.base}/console/definitions`;
   return (
     <form class="inline" onSubmit={submit} aria-labelledby="create-title">
       <h2 id="create-title">Create a package</h2>
       {definitions.length === 0 ? (
         <p class="none" id="create-none">
           There is no package definition on this deployment, so there is nothing to create a package of.{' '}
-          <a href={explorer}>Make a definition through the API</a> (object structure MXAPIDMPKGDEF).
+          <a href={definitionsPage}>Make a definition</a> on the Package definitions page.
         </p>
       ) : (
         <>

@@ -39,9 +39,11 @@ export function registerWriteBodyParsers(app: FastifyInstance): void {
   app.addHook('preParsing', forgiveContentType);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, read);
-  // Fastify's own text/plain parser would hand the routes a string: text is a content type these routes do not
-  // read (415 below), as docs/errors.md (EAS0006E) says; a delete still ignores its body.
+  // Clients that are not browsers (curl, Postman's "Text", scripts) send their JSON as text/plain: it is read as
+  // JSON (docs/compatibility.md, "Content types"). A browser's text/plain write is refused before it is parsed
+  // (src/auth/browser-origin.ts).
   app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, read);
   // Reached by bodies without a content type, and by content types nothing else reads.
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     if (request.headers['content-type'] === undefined || isDelete(request)) {

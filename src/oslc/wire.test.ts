@@ -138,7 +138,7 @@ describe('forgiving writes', () => {
     assert.equal(await assets(), assetsBefore, 'nothing was written');
   });
 
-  test('a text/plain body, even of valid JSON, is 415 EAS0006E on a create and an update', async () => {
+  test('a text/plain body of JSON is read as JSON on a create and an update; another text type is 415', async () => {
     const body = JSON.stringify({ assetnum: 'WIRETEXT', siteid: site });
     const created = await inject({
       method: 'POST',
@@ -146,19 +146,28 @@ describe('forgiving writes', () => {
       headers: { ...admin, 'content-type': 'text/plain' },
       payload: body,
     });
-    assert.equal(created.statusCode, 415, created.body);
-    assert.equal(json(created).Error?.reasonCode, 'EAS0006E');
-    assert.match(String(json(created).Error?.message), /text\/plain/);
-    assert.equal(await assetCount('WIRETEXT'), 0);
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(await assetCount('WIRETEXT'), 1);
     const path = await create('WIRETEXTUPD');
     const updated = await inject({
       method: 'POST',
       url: path,
       headers: { ...admin, 'content-type': 'text/plain; charset=utf-8', 'x-method-override': 'PATCH' },
-      payload: JSON.stringify({ description: 'never written' }),
+      payload: JSON.stringify({ description: 'written from text' }),
     });
-    assert.equal(updated.statusCode, 415, updated.body);
-    assert.equal(json(updated).Error?.reasonCode, 'EAS0006E');
+    assert.equal(updated.statusCode, 204, updated.body);
+    const read = await inject({ url: `${path}?lean=1&oslc.select=description`, headers: admin });
+    assert.equal(json(read).description, 'written from text');
+    const csv = await inject({
+      method: 'POST',
+      url: ASSETS,
+      headers: { ...admin, 'content-type': 'text/csv' },
+      payload: 'assetnum,siteid\nWIRECSV,' + site,
+    });
+    assert.equal(csv.statusCode, 415, csv.body);
+    assert.equal(json(csv).Error?.reasonCode, 'EAS0006E');
+    assert.match(String(json(csv).Error?.message), /text\/csv/);
+    assert.equal(await assetCount('WIRECSV'), 0);
   });
 
   test('a properties header that does not parse refuses the create before anything is written', async () => {

@@ -30,6 +30,7 @@ import { ticketOptionalSite } from './0029-ticket-optional-site.js';
 import { federatedBounds } from './0030-federated-bounds.js';
 import { auditTrail } from './0031-audit-trail.js';
 import { attachmentsOwnerDelete } from './0032-attachments-owner-delete.js';
+import { migrationAttachments } from './0033-migration-attachments.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -67,6 +68,7 @@ export const migrations: readonly Migration[] = [
   federatedBounds,
   auditTrail,
   attachmentsOwnerDelete,
+  migrationAttachments,
 ];
 
 export const migrationProvider: MigrationProvider = {

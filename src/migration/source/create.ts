@@ -25,6 +25,7 @@ import {
 } from '../transfer/package-file.js';
 import { contentOf, refuseUniqueIdKeys } from './definitions.js';
 import { changeLines, snapshotLines } from './records.js';
+import { exportedAttachments } from '../attachments/carried.js';
 
 type CreateContext = Pick<
   MigrationContext,
@@ -121,7 +122,9 @@ async function stageContent(
     const lines =
       periodStart !== undefined
         ? changeLines(context, definition.pkgdefname, structure, periodStart)
-        : snapshotLines(context.resources, structure, where, definition.batchsize);
+        : snapshotLines(context.resources, structure, where, definition.batchsize, (object, ids) =>
+            exportedAttachments(context.db, object, ids),
+          );
     const progress = (count: number) =>
       repository.updatePackage(context.db, created.dmpackageid, {
         progressstatus: `Reading: ${formatCount(count)} ${structure.name} records (${order} of ${content.length} object structures)`,

@@ -41,10 +41,17 @@ async function attachmentsOf(app: TestApp, assetnum: string) {
   if (!href) return undefined;
   const listed = await app.app.inject({ method: 'GET', url: `${href}/doclinks?lean=1`, headers: admin });
   assert.equal(listed.statusCode, 200, listed.body);
-  const members = (json(listed).member ?? []) as Array<{ href: string; describedBy: Record<string, unknown> }>;
+  const members = (json(listed).member ?? []) as Array<{
+    href: string;
+    describedBy: Record<string, unknown>;
+  }>;
   const found = [];
   for (const member of members) {
-    const content = await app.app.inject({ method: 'GET', url: new URL(member.href).pathname, headers: admin });
+    const content = await app.app.inject({
+      method: 'GET',
+      url: new URL(member.href).pathname,
+      headers: admin,
+    });
     assert.equal(content.statusCode, 200);
     const meta = member.describedBy;
     found.push({
@@ -101,7 +108,9 @@ describe('attachments in migration packages', () => {
       method: 'POST',
       url: `${href}?lean=1`,
       headers: { ...admin, 'x-method-override': 'PATCH', patchtype: 'MERGE' },
-      payload: { doclinks: [{ urlname: 'torque.txt', description: 'Torques', documentdata: small.toString('base64') }] },
+      payload: {
+        doclinks: [{ urlname: 'torque.txt', description: 'Torques', documentdata: small.toString('base64') }],
+      },
     });
     assert.equal(merged.statusCode, 204, merged.body);
     const second = await post(source, '/os/mxapiasset?lean=1', {
@@ -114,7 +123,12 @@ describe('attachments in migration packages', () => {
     const local = await target.app.inject({
       method: 'POST',
       url: `${(await assetHref(target, 'MIGATT1'))!}/doclinks`,
-      headers: { ...admin, 'content-type': 'text/plain', slug: 'local.txt', 'x-document-meta': 'FILE/Attachments' },
+      headers: {
+        ...admin,
+        'content-type': 'text/plain',
+        slug: 'local.txt',
+        'x-document-meta': 'FILE/Attachments',
+      },
       payload: 'kept on the target',
     });
     assert.equal(local.statusCode, 201, local.body);
@@ -132,7 +146,10 @@ describe('attachments in migration packages', () => {
     const made = await post(source, '/dm/create', { pkgdefname: 'ATTSNAP' });
     assert.equal(made.statusCode, 200, made.body);
     const dmpackageid = json(made).dmpackageid as number;
-    assert.equal((await post(source, '/dm/distribute', { pkgdefname: 'ATTSNAP', dmpackageid })).statusCode, 200);
+    assert.equal(
+      (await post(source, '/dm/distribute', { pkgdefname: 'ATTSNAP', dmpackageid })).statusCode,
+      200,
+    );
     const download = await source.app.inject({
       method: 'GET',
       url: `/maximo/oslc/dm/download?dmpackagedef=ATTSNAP&dmpackageid=${dmpackageid}`,
@@ -158,10 +175,14 @@ describe('attachments in migration packages', () => {
     assert.equal(deployed.statusCode, 200, deployed.body);
     assert.match(String(json(deployed).warningmsg), /\(1 added, 1 changed, 0 unchanged, 0 deleted\)/);
     const moved = (await attachmentsOf(source, 'MIGATT1'))!;
-    assert.deepEqual(moved.map((attachment) => attachment.content).sort(), [sha256(large), sha256(small)].sort());
-    assert.deepEqual(await attachmentsOf(target, 'MIGATT1'), [...before!, ...moved].sort((a, b) =>
-      String(a.fileName).localeCompare(String(b.fileName)),
-    ));
+    assert.deepEqual(
+      moved.map((attachment) => attachment.content).sort(),
+      [sha256(large), sha256(small)].sort(),
+    );
+    assert.deepEqual(
+      await attachmentsOf(target, 'MIGATT1'),
+      [...before!, ...moved].sort((a, b) => String(a.fileName).localeCompare(String(b.fileName))),
+    );
     assert.deepEqual(await attachmentsOf(target, 'MIGATT2'), await attachmentsOf(source, 'MIGATT2'));
     assert.equal(await descriptionOf(target, 'MIGATT1'), 'Moved with its files');
   });

@@ -77,7 +77,7 @@ export function takeAttachments(bodies: readonly JsonRecord[]): Map<number, Json
 /** What writing a chunk's attachments needs of the deploy. */
 export interface AttachmentDeploy {
   db: Kysely<Database>;
-  limits: ColumnLimits;
+  limits: () => Promise<ColumnLimits>;
   dmpackageid: number;
   user: UserProfile;
   /** The error of a record whose attachment cannot be written (the deploy's EAS0165E). */
@@ -99,7 +99,7 @@ export async function deployAttachments(
   if (sending.length === 0 || !carriesAttachments(object)) return touched;
   const owners = await rootRows(
     dynamicView(deploy.db),
-    deploy.limits,
+    await deploy.limits(),
     object,
     sending.map((index) => records[index]!.keys),
   );

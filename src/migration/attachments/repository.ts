@@ -46,6 +46,10 @@ export async function deleteDeployed(db: Kysely<Database>, dmpackageid: number):
 }
 
 /** An attachment written by a deploy keeps the date it was attached on the source. */
-export async function keepCreateDate(db: Kysely<Database>, doclinksid: number, createdate: string): Promise<void> {
+export async function keepCreateDate(
+  db: Kysely<Database>,
+  doclinksid: number,
+  createdate: string,
+): Promise<void> {
   await db.updateTable('doclinks').set({ createdate }).where('doclinksid', '=', doclinksid).execute();
 }

@@ -13,7 +13,7 @@ import type { JsonRecord } from '../packages.js';
  * package cannot carry their key, which differs between deployments, so the write path would add every carried
  * child again on each deploy. Before a chunk is written, each such child the package carries is given the unique id
  * of a stored child of the same record that holds the same values (each stored child taken once); only the others
- * are added. A second deploy of the same package then finds every child stored and leaves the record unchanged.
+ * are added (merged, the matched ones are not sent at all; replaced, they keep their stored rows). A second deploy of the same package then finds every child stored and leaves the record unchanged.
  */
 
 /** The direct child collections whose object's only key is its unique id. */
@@ -40,9 +40,10 @@ function carriedEntries(body: JsonRecord, child: StructureNode): JsonRecord[] {
  */
 export async function matchStoredChildren(
   db: Kysely<DynamicDatabase>,
-  limits: ColumnLimits,
+  limits: () => Promise<ColumnLimits>,
   structure: ObjectStructure,
   records: readonly BatchRecord[],
+  merge: boolean,
 ): Promise<void> {
   const children = identityKeyed(structure);
   const carrying = records.filter(
@@ -52,14 +53,16 @@ export async function matchStoredChildren(
   const object = structure.root.object;
   const parents = await rootRows(
     db,
-    limits,
+    await limits(),
     object,
     carrying.map((record) => record.keys),
   );
   if (parents.length === 0) return;
-  const parentByKey = new Map(parents.map((row) => [keyText(object.keys.map((key) => row[key] ?? null)), row]));
+  const parentByKey = new Map(
+    parents.map((row) => [keyText(object.keys.map((key) => row[key] ?? null)), row]),
+  );
   for (const child of children) {
-    const stored = await childRows(db, limits, child, parents);
+    const stored = await childRows(db, await limits(), child, parents);
     const byParent = new Map<string, Row[]>();
     for (const row of stored) {
       const key = keyText(child.on.map(([, childAttribute]) => row[childAttribute] ?? null));
@@ -71,14 +74,25 @@ export async function matchStoredChildren(
       if (!parent) continue;
       const key = keyText(child.on.map(([parentAttribute]) => parent[parentAttribute] ?? null));
       const candidates = (byParent.get(key) ?? []).map((row) => ({ row, values: exportOf(row) }));
+      const matched = new Set<JsonRecord>();
       for (const entry of carriedEntries(record.body, child)) {
         const at = candidates.findIndex(({ values }) => sameCarriedValues(entry, values));
         if (at < 0) continue;
         entry[child.object.uniqueId] = Number(candidates[at]!.row[child.object.uniqueId]);
         candidates.splice(at, 1);
+        matched.add(entry);
       }
+      // Merged (AddChange), a child equal to its stored one has nothing to write: it is left out, so that a record
+      // whose children are all there is unchanged (no write, no stamp, no modifier on its logs).
+      if (merge && matched.size > 0) leaveOut(record.body, child.name, matched);
     }
   }
+}
+
+function leaveOut(body: JsonRecord, name: string, matched: ReadonlySet<JsonRecord>): void {
+  const kept = (body[name] as JsonRecord[]).filter((entry) => !matched.has(entry));
+  if (kept.length > 0) body[name] = kept;
+  else delete body[name];
 }
 
 /** Whether every attribute a carried entry names holds the stored child's value (both as a package writes them). */

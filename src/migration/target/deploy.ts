@@ -224,7 +224,9 @@ export async function syncRecords(
   const counts: Counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
   const deferred = new DeferredInverse();
   let chunks: StagedChunks | undefined;
-  let columnLimits: ColumnLimits | undefined;
+  // Loaded by the first chunk that carries work logs or attachments (a statement the others do not need).
+  let columnLimits: Promise<ColumnLimits> | undefined;
+  const limits = () => (columnLimits ??= ColumnLimits.load(trx));
   let done = 0;
   try {
     for (const [index, entry] of manifest.entries.entries()) {
@@ -239,8 +241,7 @@ export async function syncRecords(
         } else {
           const attachments = takeAttachments(bodies);
           const records = bodies.map((body) => batchRecord(structure, body, hooks));
-          const limits = (columnLimits ??= await ColumnLimits.load(trx));
-          await matchStoredChildren(dynamicView(trx), limits, structure, records);
+          await matchStoredChildren(dynamicView(trx), limits, structure, records, plan.merge);
           const prior = await hooks.inverse?.before(structure, entry, records);
           // The inverse package has read the chunk's stored rows just now: the batch matches against those.
           const known = prior && [...prior.stored.values()].map(({ row }) => row);
@@ -261,7 +262,13 @@ export async function syncRecords(
           if (readsNothingMore(records, outcomes, inserted)) deferred.defer(after);
           else await after();
           const attached = await deployAttachments(
-            { db: trx, limits, dmpackageid, user: plan.user, refused: (keys, why) => hooks.refused(structure, keys, why) },
+            {
+              db: trx,
+              limits,
+              dmpackageid,
+              user: plan.user,
+              refused: (keys, why) => hooks.refused(structure, keys, why),
+            },
             structure.root.object,
             records,
             attachments,

@@ -166,3 +166,77 @@ describe('doclinks in BULK elements', () => {
     );
   });
 });
+
+describe('oslc.select=doclinks{...} on the parent structure', () => {
+  let asset: string;
+  before(async () => {
+    asset = await created('/maximo/api/os/mxapiasset?lean=1', {
+      assetnum: 'SELATT1',
+      siteid: 'BEDFORD',
+      doclinks: [
+        { urlname: 'manual.pdf', description: 'Manual', documentdata: randomBytes(400).toString('base64') },
+        { urlname: 'wiring.png', description: 'Wiring', documentdata: randomBytes(300).toString('base64') },
+      ],
+    });
+    await created('/maximo/api/os/mxapiasset?lean=1', { assetnum: 'SELATT2', siteid: 'BEDFORD' });
+  });
+
+  test('a member carries its attachments inline, as its doclinks address lists them', async () => {
+    const read = await send('GET', `${asset}?lean=1&oslc.select=assetnum,doclinks{*}`);
+    assert.equal(read.statusCode, 200, read.body);
+    const listed = json(await send('GET', `${asset}/doclinks?lean=1`));
+    const inline = json(read).doclinks as { href: string; member: Array<{ href: string }> };
+    assert.deepEqual(inline, listed);
+    assert.equal(inline.member.length, 2);
+    const content = await send('GET', pathOf(inline.member[0]!.href));
+    assert.equal(content.statusCode, 200);
+  });
+
+  test('a collection query carries each member its own, an empty list for none; namespaced too', async () => {
+    const where = encodeURIComponent('assetnum in ["SELATT1","SELATT2"]');
+    const read = await send(
+      'GET',
+      `/maximo/api/os/mxapiasset?lean=1&oslc.select=assetnum,doclinks{*}&oslc.where=${where}&oslc.orderBy=%2Bassetnum`,
+    );
+    assert.equal(read.statusCode, 200, read.body);
+    const members = (json(read).member ?? []) as Array<{ assetnum: string; doclinks: { member: unknown[] } }>;
+    assert.deepEqual(
+      members.map((member) => [member.assetnum, member.doclinks.member.length]),
+      [
+        ['SELATT1', 2],
+        ['SELATT2', 0],
+      ],
+    );
+    const namespaced = await send(
+      'GET',
+      `/maximo/oslc/os/mxapiasset?oslc.select=spi:assetnum,spi:doclinks{*}&oslc.where=${encodeURIComponent('spi:assetnum="SELATT1"')}`,
+    );
+    assert.equal(namespaced.statusCode, 200, namespaced.body);
+    const [first] = (json(namespaced)['rdfs:member'] ?? []) as Array<
+      Record<string, Record<string, unknown[]>>
+    >;
+    assert.equal(first?.['spi:doclinks']?.['rdfs:member']?.length, 2);
+  });
+
+  test('named attributes narrow each attachment to them', async () => {
+    const read = await send('GET', `${asset}?lean=1&oslc.select=doclinks{document,description}`);
+    assert.equal(read.statusCode, 200, read.body);
+    const inline = json(read).doclinks as { member: Array<{ describedBy: Record<string, unknown> }> };
+    assert.deepEqual(
+      inline.member.map((member) => Object.keys(member.describedBy).sort()),
+      [
+        ['description', 'fileName', 'href'],
+        ['description', 'fileName', 'href'],
+      ],
+    );
+    assert.deepEqual(inline.member.map((member) => member.describedBy.description).sort(), [
+      'Manual',
+      'Wiring',
+    ]);
+  });
+
+  test('without doclinks in the select, the record carries none', async () => {
+    const read = json(await send('GET', `${asset}?lean=1&oslc.select=assetnum`));
+    assert.equal(read.doclinks, undefined);
+  });
+});

@@ -3,7 +3,13 @@ import type { Kysely } from 'kysely';
 import type { UserProfile } from '../../auth/types.js';
 import type { Database } from '../../db/schema.js';
 import { ATTACHMENT_OWNERS } from '../../attachments/service.js';
-import { insertChunk, insertDoclink, finishDoclink, readChunk } from '../../attachments/repository.js';
+import {
+  insertChunk,
+  insertDoclink,
+  finishDoclink,
+  listByOwners as doclinksOf,
+  readChunk,
+} from '../../attachments/repository.js';
 import { errors, type MaximoError } from '../../errors.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
 import type { BatchRecord } from '../../oslc/batch-writer.js';
@@ -11,7 +17,7 @@ import type { ColumnLimits } from '../../oslc/column-limits.js';
 import { dynamicView } from '../../db/schema.js';
 import { keyText, rootRows } from '../backout/records.js';
 import type { JsonRecord } from '../packages.js';
-import { deleteDeployed, doclinksOf, keepCreateDate, noteDeployed } from './repository.js';
+import { deleteDeployed, keepCreateDate, noteDeployed } from './repository.js';
 
 /*
  * Attachments in SNAPSHOT packages (docs/migration.md, "Work logs and attachments"). A record of an object that

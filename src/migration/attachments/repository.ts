@@ -1,24 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { DoclinkRow } from '../../attachments/repository.js';
 
 /** SQL of attachments in packages: the attachments of many records, and the list of those a deploy added. */
-
-/** The attachments of the records of one object, by their unique ids, in id order. */
-export async function doclinksOf(
-  db: Kysely<Database>,
-  ownertable: string,
-  ownerids: readonly number[],
-): Promise<DoclinkRow[]> {
-  if (ownerids.length === 0) return [];
-  return db
-    .selectFrom('doclinks')
-    .selectAll()
-    .where('ownertable', '=', ownertable)
-    .where('ownerid', 'in', [...ownerids])
-    .orderBy('doclinksid')
-    .execute();
-}
 
 /** Notes attachments a deploy of the package added, which its back-out deletes. */
 export async function noteDeployed(

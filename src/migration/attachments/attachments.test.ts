@@ -213,4 +213,73 @@ describe('attachments in migration packages', () => {
       .execute();
     assert.deepEqual(orphans, []);
   });
+
+  test('records with large attachments: staged chunks bounded by size on both sides, content byte-identical', async () => {
+    // Three records whose lines hold 4 MB of base64 each: a staged chunk ends past 8 MB, whatever the batch size.
+    const files = [1, 2, 3].map(() => randomBytes(3 * 1024 * 1024));
+    for (const [index, file] of files.entries()) {
+      const created = await post(source, '/os/mxapiasset?lean=1', {
+        assetnum: `MIGBIG${index + 1}`,
+        siteid: 'BEDFORD',
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const uploaded = await source.app.inject({
+        method: 'POST',
+        url: `${(await assetHref(source, `MIGBIG${index + 1}`))!}/doclinks`,
+        headers: { ...admin, 'content-type': 'application/octet-stream', slug: `big${index + 1}.bin` },
+        payload: file,
+      });
+      assert.equal(uploaded.statusCode, 201, uploaded.body);
+    }
+    const definition = await post(source, '/os/mxapidmpkgdef', {
+      pkgdefname: 'BIGSNAP',
+      type: 'SNAPSHOT',
+      status: 'APPR',
+      dmpkgdefcontent: [
+        { objectstructure: 'MXAPIASSET', whereclause: 'assetnum="MIGBIG%"', cfgdataorder: 1 },
+      ],
+      dmpkgdsttrgt: [{ targetname: 'FILE1', type: 'FILE' }],
+    });
+    assert.equal(definition.statusCode, 201, definition.body);
+    const made = await post(source, '/dm/create', { pkgdefname: 'BIGSNAP' });
+    assert.equal(made.statusCode, 200, made.body);
+    const dmpackageid = json(made).dmpackageid as number;
+    const chunkSizes = async (app: TestApp, id: number) =>
+      (
+        await app.storage.db
+          .selectFrom('dmpkgstaging')
+          .select('cfgobjectcount')
+          .where('dmpackageid', '=', id)
+          .where('type', '=', 'CFGDATA')
+          .orderBy('chunk')
+          .execute()
+      ).map((row) => Number(row.cfgobjectcount));
+    assert.deepEqual(await chunkSizes(source, dmpackageid), [2, 1]);
+    assert.equal(
+      (await post(source, '/dm/distribute', { pkgdefname: 'BIGSNAP', dmpackageid })).statusCode,
+      200,
+    );
+    const download = await source.app.inject({
+      method: 'GET',
+      url: `/maximo/oslc/dm/download?dmpackagedef=BIGSNAP&dmpackageid=${dmpackageid}`,
+      headers: admin,
+    });
+    assert.equal(download.statusCode, 200);
+    const upload = await target.app.inject({
+      method: 'POST',
+      url: '/maximo/oslc/dm/upload?filename=BIGSNAP.zip',
+      headers: { ...admin, 'content-type': 'application/zip' },
+      payload: download.rawPayload,
+    });
+    assert.equal(upload.statusCode, 200, upload.body);
+    const onTarget = json(upload).dmpackageid as number;
+    assert.deepEqual(await chunkSizes(target, onTarget), [2, 1]);
+    const deployed = await post(target, '/dm/deploy', { pkgdefname: 'BIGSNAP', dmpackageid: onTarget });
+    assert.equal(deployed.statusCode, 200, deployed.body);
+    for (const [index, file] of files.entries()) {
+      const [moved] = (await attachmentsOf(target, `MIGBIG${index + 1}`))!;
+      assert.equal(moved?.content, sha256(file));
+      assert.equal(moved?.attachmentSize, file.length);
+    }
+  });
 });

@@ -9,6 +9,7 @@ import {
   finishDoclink,
   listByOwners as doclinksOf,
   readChunk,
+  type DoclinkRow,
 } from '../../attachments/repository.js';
 import { errors, type MaximoError } from '../../errors.js';
 import type { ObjectMeta } from '../../metadata/registry.js';
@@ -33,39 +34,51 @@ export const DOCLINKS_MEMBER = 'doclinks';
 /** Whether records of the object carry attachments. */
 export const carriesAttachments = (object: ObjectMeta): boolean => ATTACHMENT_OWNERS.has(object.name);
 
-/** The attachments of a page of records as their lines carry them, by the records' unique ids. */
+/**
+ * The attachments of a page of records as their lines carry them: their descriptions read for the page at once, and
+ * a reader of one record's, content included, which its line calls when it is written (so that the content of one
+ * record's attachments at most is in memory, not a page's).
+ */
 export async function exportedAttachments(
   db: Kysely<Database>,
   object: ObjectMeta,
   uniqueIds: readonly number[],
-): Promise<Map<number, JsonRecord[]>> {
-  const byOwner = new Map<number, JsonRecord[]>();
-  if (!carriesAttachments(object)) return byOwner;
-  for (const row of await doclinksOf(db, object.name, uniqueIds)) {
-    const documentdata: string[] = [];
-    for (let seq = 0; ; seq += 1) {
-      const chunk = await readChunk(db, row.doclinksid, seq);
-      if (!chunk) break;
-      documentdata.push(Buffer.from(chunk).toString('base64'));
+): Promise<(uniqueId: number) => Promise<JsonRecord[] | undefined>> {
+  const byOwner = new Map<number, DoclinkRow[]>();
+  if (carriesAttachments(object)) {
+    for (const row of await doclinksOf(db, object.name, uniqueIds)) {
+      const owner = Number(row.ownerid);
+      byOwner.set(owner, [...(byOwner.get(owner) ?? []), row]);
     }
-    const owner = Number(row.ownerid);
-    byOwner.set(owner, [
-      ...(byOwner.get(owner) ?? []),
-      {
-        document: row.document,
-        description: row.description,
-        urltype: row.urltype,
-        doctype: row.doctype,
-        mimetype: row.mimetype,
-        attachmentsize: Number(row.attachmentsize),
-        checksum: row.checksum,
-        createby: row.createby,
-        createdate: new Date(row.createdate).toISOString(),
-        documentdata,
-      },
-    ]);
   }
-  return byOwner;
+  return async (uniqueId) => {
+    const rows = byOwner.get(uniqueId);
+    if (!rows) return undefined;
+    const carried: JsonRecord[] = [];
+    for (const row of rows) carried.push(await exportedAttachment(db, row));
+    return carried;
+  };
+}
+
+async function exportedAttachment(db: Kysely<Database>, row: DoclinkRow): Promise<JsonRecord> {
+  const documentdata: string[] = [];
+  for (let seq = 0; ; seq += 1) {
+    const chunk = await readChunk(db, row.doclinksid, seq);
+    if (!chunk) break;
+    documentdata.push(Buffer.from(chunk).toString('base64'));
+  }
+  return {
+    document: row.document,
+    description: row.description,
+    urltype: row.urltype,
+    doctype: row.doctype,
+    mimetype: row.mimetype,
+    attachmentsize: Number(row.attachmentsize),
+    checksum: row.checksum,
+    createby: row.createby,
+    createdate: new Date(row.createdate).toISOString(),
+    documentdata,
+  };
 }
 
 /** The attachments each line carries, taken out of its body (the write path never sees them), by position. */

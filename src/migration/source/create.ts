@@ -20,6 +20,7 @@ import type { Db, PackageDefinition, PackageRow } from '../repository.js';
 import {
   FORMAT_VERSION,
   FORMAT_VERSION_WITHOUT_DRIFT,
+  STAGED_CHUNK_CHARS,
   type Manifest,
   type ManifestEntry,
 } from '../transfer/package-file.js';
@@ -221,8 +222,10 @@ async function stage(
   let count = 0;
   let chunk = 0;
   let batch: string[] = [];
+  let batchChars = 0;
   const flush = async () => {
     if (batch.length === 0) return;
+    batchChars = 0;
     await repository.insertStaging(db, dmpackageid, {
       type: 'CFGDATA',
       cfgobject: objectstructure,
@@ -241,7 +244,8 @@ async function stage(
     bytes += bytesOfLine.length;
     count += 1;
     batch.push(line);
-    if (batch.length >= batchSize) await flush();
+    batchChars += line.length;
+    if (batch.length >= batchSize || batchChars >= STAGED_CHUNK_CHARS) await flush();
   }
   await flush();
   return {

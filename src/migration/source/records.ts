@@ -76,8 +76,11 @@ export async function* snapshotLines(
   structure: ObjectStructure,
   where: string | null,
   pageSize: number,
-  /** The attachments of a page's records by unique id, which their lines carry (src/migration/attachments). */
-  attachmentsOf?: (object: ObjectMeta, uniqueIds: number[]) => Promise<Map<number, JsonRecord[]>>,
+  /** The attachments of a page's records: a reader of each record's, which its line carries (src/migration/attachments). */
+  attachmentsOf?: (
+    object: ObjectMeta,
+    uniqueIds: number[],
+  ) => Promise<(uniqueId: number) => Promise<JsonRecord[] | undefined>>,
 ): AsyncGenerator<string> {
   const object = structure.root.object;
   const uniqueId = object.attributes.get(object.uniqueId)!;
@@ -107,7 +110,7 @@ export async function* snapshotLines(
     for (const member of page.members) {
       if (!carried(structure, member)) continue;
       const record = exportRecord(member);
-      const doclinks = attachments?.get(Number(member.values[object.uniqueId]));
+      const doclinks = await attachments?.(Number(member.values[object.uniqueId]));
       if (doclinks) record[DOCLINKS_MEMBER] = doclinks;
       yield JSON.stringify(record);
     }

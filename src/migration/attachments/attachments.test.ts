@@ -282,4 +282,28 @@ describe('attachments in migration packages', () => {
       assert.equal(moved?.attachmentSize, file.length);
     }
   });
+
+  test('a record whose attachments exceed what a line carries is refused at create, naming them', async () => {
+    const created = await post(source, '/os/mxapiasset?lean=1', {
+      assetnum: 'MIGHUGE',
+      siteid: 'BEDFORD',
+      doclinks: [{ urlname: 'huge.bin', documentdata: randomBytes(6_000_001).toString('base64') }],
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const definition = await post(source, '/os/mxapidmpkgdef', {
+      pkgdefname: 'HUGESNAP',
+      type: 'SNAPSHOT',
+      status: 'APPR',
+      dmpkgdefcontent: [
+        { objectstructure: 'MXAPIASSET', whereclause: 'assetnum="MIGHUGE"', cfgdataorder: 1 },
+      ],
+      dmpkgdsttrgt: [{ targetname: 'FILE1', type: 'FILE' }],
+    });
+    assert.equal(definition.statusCode, 201, definition.body);
+    const made = await post(source, '/dm/create', { pkgdefname: 'HUGESNAP' });
+    assert.equal(made.statusCode, 400, made.body);
+    const error = json(made).Error as { reasonCode: string; message: string };
+    assert.equal(error.reasonCode, 'EAS0166E');
+    assert.match(error.message, /huge\.bin\) come to 6000001 bytes/);
+  });
 });

@@ -18,6 +18,7 @@ import type { ColumnLimits } from '../../oslc/column-limits.js';
 import { dynamicView } from '../../db/schema.js';
 import { keyText, rootRows } from '../backout/records.js';
 import type { JsonRecord } from '../packages.js';
+import { FILE_LIMITS } from '../transfer/package-file.js';
 import { deleteDeployed, keepCreateDate, noteDeployed } from './repository.js';
 
 /*
@@ -27,6 +28,12 @@ import { deleteDeployed, keepCreateDate, noteDeployed } from './repository.js';
  * deploy writes them after the chunk's records, chunk by chunk, and adds only those the record lacks: an attachment
  * is there when the record holds one with the same file name and checksum.
  */
+
+/**
+ * Bytes of attachments one record may carry: in base64 a third more, which with the record's attributes stays within
+ * the line limit of a package file.
+ */
+export const CARRIED_BYTES_PER_RECORD = 6_000_000;
 
 /** The member of a package line that carries a record's attachments. */
 export const DOCLINKS_MEMBER = 'doclinks';
@@ -41,6 +48,7 @@ export const carriesAttachments = (object: ObjectMeta): boolean => ATTACHMENT_OW
  */
 export async function exportedAttachments(
   db: Kysely<Database>,
+  pkgdefname: string,
   object: ObjectMeta,
   uniqueIds: readonly number[],
 ): Promise<(uniqueId: number) => Promise<JsonRecord[] | undefined>> {
@@ -54,6 +62,12 @@ export async function exportedAttachments(
   return async (uniqueId) => {
     const rows = byOwner.get(uniqueId);
     if (!rows) return undefined;
+    const total = rows.reduce((sum, row) => sum + Number(row.attachmentsize), 0);
+    if (total > CARRIED_BYTES_PER_RECORD)
+      throw errors.packageDefinitionRefused(
+        pkgdefname,
+        `the attachments of ${object.name} ${uniqueId} (${rows.map((row) => row.document).join(', ')}) come to ${total} bytes; a record carries at most ${CARRIED_BYTES_PER_RECORD} bytes of attachments in a package (its line is limited to ${FILE_LIMITS.lineBytes} bytes).`,
+      );
     const carried: JsonRecord[] = [];
     for (const row of rows) carried.push(await exportedAttachment(db, row));
     return carried;

@@ -124,7 +124,7 @@ async function stageContent(
       periodStart !== undefined
         ? changeLines(context, definition.pkgdefname, structure, periodStart)
         : snapshotLines(context.resources, structure, where, definition.batchsize, (object, ids) =>
-            exportedAttachments(context.db, object, ids),
+            exportedAttachments(context.db, definition.pkgdefname, object, ids),
           );
     const progress = (count: number) =>
       repository.updatePackage(context.db, created.dmpackageid, {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './adminmode/service.js';
 import { APIKEY_OBJECT, ApiKeyService } from './apikeys/service.js';
 import { doclinksWriter } from './attachments/body-members.js';
+import { doclinksReader } from './attachments/inline.js';
 import { ATTACHMENT_OWNERS, AttachmentService, DEFAULT_MAX_FILE_MB } from './attachments/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
@@ -286,13 +287,18 @@ async function startMigration(
   return migration;
 }
 
-/** Attachments: `doclinks` in the write bodies of their owners (removed with them by the database, migration 0032). */
+/**
+ * Attachments: `doclinks` in the write bodies of their owners (removed with them by the database, migration 0032),
+ * and inline in their reads when `oslc.select` names them.
+ */
 function startAttachments(storage: Storage, { resources, properties }: CoreServices): AttachmentService {
   const attachments = new AttachmentService(storage.db, {
     maxFileMb: () => properties.getInteger('mxe.doclink.maxfilesize') ?? DEFAULT_MAX_FILE_MB,
   });
-  for (const owner of ATTACHMENT_OWNERS)
+  for (const owner of ATTACHMENT_OWNERS) {
     resources.addBodyMember(owner, 'doclinks', doclinksWriter(attachments));
+    resources.addInlineMember(owner, 'doclinks', doclinksReader(attachments));
+  }
   return attachments;
 }
 

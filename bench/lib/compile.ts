@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 
 /** The checkout this runner belongs to. */
 export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Where this checkout's compiled servers and modules go (`.cache/bench/<path of the source>.js`). */
+export const compiledDir = join(rootDir, '.cache', 'bench');
 
 const compiled = new Map<string, Promise<void>>();
 

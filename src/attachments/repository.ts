@@ -73,6 +73,22 @@ export async function listByOwner(db: Kysely<Database>, owner: AttachmentOwner):
     .execute();
 }
 
+/** The attachments of many records of one object, in id order (a page of records read at once). */
+export async function listByOwners(
+  db: Kysely<Database>,
+  ownertable: string,
+  ownerids: readonly number[],
+): Promise<DoclinkRow[]> {
+  if (ownerids.length === 0) return [];
+  return db
+    .selectFrom('doclinks')
+    .selectAll()
+    .where('ownertable', '=', ownertable)
+    .where('ownerid', 'in', [...ownerids])
+    .orderBy('doclinksid')
+    .execute();
+}
+
 export async function findOwned(
   db: Kysely<Database>,
   owner: AttachmentOwner,

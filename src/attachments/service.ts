@@ -105,6 +105,11 @@ export class AttachmentService {
     return repository.finishDoclink(db, doclinksid, size, hash.digest('hex'));
   }
 
+  /** The attachments of many records of one object (by their unique ids), in one statement. */
+  listOwned(object: string, uniqueIds: readonly number[]): Promise<DoclinkRow[]> {
+    return repository.listByOwners(this.db, object, uniqueIds);
+  }
+
   list(owner: AttachmentOwner): Promise<DoclinkRow[]> {
     return repository.listByOwner(this.db, owner);
   }

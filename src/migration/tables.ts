@@ -85,6 +85,12 @@ export interface DmPkgHistoryTable {
   changedate: Generated<Date>;
 }
 
+/** An attachment a deploy of a package added (migration 0035-migration-attachments). */
+export interface DmDeployDoclinkTable {
+  dmpackageid: number;
+  doclinksid: number;
+}
+
 export interface MigrationTables {
   dmpackagedef: DmPackageDefTable;
   dmpkgdefcontent: DmPkgDefContentTable;
@@ -93,4 +99,5 @@ export interface MigrationTables {
   dmpkgstaging: DmPkgStagingTable;
   dmpkgchange: DmPkgChangeTable;
   dmpkghistory: DmPkgHistoryTable;
+  dmdeploydoclink: DmDeployDoclinkTable;
 }

@@ -16,6 +16,7 @@ import {
   type SelectClause,
 } from './query/index.js';
 import { collectionJson, memberJson, type ResponseOptions } from './response.js';
+import { addInlineMembers } from './inline-members.js';
 import { responseOptionsFor, type OslcRoutesOptions } from './route-options.js';
 import type { PageOfMembers } from './resource-reader.js';
 import { toJson } from './values.js';
@@ -179,10 +180,19 @@ export async function sendCollection(
   const shaping = { ...responseOptions, domains: page.domains };
   const base = scope.href ?? collectionHref(shaping.links, shaping.osName);
   const render = scope.member;
+  const members = page.members.map((member, index) =>
+    render === undefined ? memberJson(member, shaping) : render(member, shaping, index),
+  );
+  // Members a module adds (`doclinks{*}`) when the client's select names them, read once for the page.
+  await addInlineMembers(
+    resources.inlineMembersOf(structure.root.object.name),
+    structure,
+    query.select,
+    page.members.map((member, index) => ({ values: member.values, json: members[index]! })),
+    shaping.lean,
+  );
   const json = collectionJson(
-    page.members.map((member, index) =>
-      render === undefined ? memberJson(member, shaping) : render(member, shaping, index),
-    ),
+    members,
     {
       ...(scope.collectionHref !== undefined && { collectionHref: scope.collectionHref }),
       href: `${base}${texts.visible}`,

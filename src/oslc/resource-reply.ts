@@ -4,6 +4,7 @@ import { sendJson } from '../http/reply.js';
 import type { ObjectStructure, StructureNode } from '../metadata/registry.js';
 import type { CollectionParams } from './collection-params.js';
 import { etagOf } from './etags.js';
+import { addInlineMembers } from './inline-members.js';
 import type { MemberRecord, SelectClause, SelectItem } from './query/index.js';
 import type { Row } from './repository.js';
 import { memberJson, resourceJson, restIdOfValues } from './response.js';
@@ -70,7 +71,16 @@ export async function resourceBody(
       ? await options.resources.readResource(structure, resource.uniqueId, read)
       : await options.resources.readAt(structure, resource.id, read);
   const shaping = { ...responseOptionsFor(request, options, params), domains };
-  return { json: resourceJson(memberJson(member, shaping), shaping), member };
+  const json = memberJson(member, shaping);
+  // Members a module adds (`doclinks{*}`) when the client's select names them.
+  await addInlineMembers(
+    options.resources.inlineMembersOf(structure.root.object.name),
+    structure,
+    read.select,
+    [{ values: member.values, json }],
+    shaping.lean,
+  );
+  return { json: resourceJson(json, shaping), member };
 }
 
 /** After a create or update: `Location`, and the resource itself when a `properties` header asks for it. */

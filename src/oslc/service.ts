@@ -1,3 +1,4 @@
+import type { InlineMemberReader } from './inline-members.js';
 import type { Storage } from '../db/database.js';
 import { dynamicView } from '../db/schema.js';
 import type { DomainCache } from '../domains/domain-cache.js';
@@ -38,6 +39,7 @@ export class ResourceService {
   private readonly writeRules = new Map<string, WriteRules>();
   private readonly bodyMembers = new Map<string, Map<string, BodyMemberWriter>>();
   private readonly readTransforms = new Map<string, Map<string, ReadTransform>>();
+  private readonly inlineMembers = new Map<string, Map<string, InlineMemberReader>>();
   /** Objects whose writes are notified on the change bus (see `announceWrites`); the sites are cached here. */
   private readonly announced = new Set<string>(['SITE']);
   private readonly reader: ResourceReader;
@@ -153,6 +155,22 @@ export class ResourceService {
     const members = this.bodyMembers.get(name) ?? new Map<string, BodyMemberWriter>();
     members.set(member.toLowerCase(), writer);
     this.bodyMembers.set(name, members);
+  }
+
+  /**
+   * Registers the reader of a member of an object's records (by name, lower case) that `oslc.select` may name
+   * beside the attributes and child collections (src/oslc/inline-members.ts).
+   */
+  addInlineMember(objectName: string, member: string, reader: InlineMemberReader): void {
+    const name = objectName.toUpperCase();
+    const members = this.inlineMembers.get(name) ?? new Map<string, InlineMemberReader>();
+    members.set(member.toLowerCase(), reader);
+    this.inlineMembers.set(name, members);
+  }
+
+  /** The readers of the members an object's records may carry inline, by member name. */
+  inlineMembersOf(objectName: string): ReadonlyMap<string, InlineMemberReader> | undefined {
+    return this.inlineMembers.get(objectName.toUpperCase());
   }
 
   /** Registers how an attribute's stored value is presented on every read of its object. */

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { dynamicView } from '../db/schema.js';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 
 /**
  * Work logs travel with their work orders in a SNAPSHOT package (docs/compatibility.md, "Work logs"): the package
  * carries the `worklog` child collection like any other, and the target's work order has the same logs. (A work
- * log's key is its unique id, which differs between deployments: docs/compatibility.md says what a second deploy of
- * the same work order does.)
+ * log's key is its unique id, which differs between deployments: a carried log equal to one the work order holds is
+ * that log, docs/migration.md "Work logs and attachments".)
  */
 const admin = maxauth('MAXADMIN');
 
@@ -92,5 +93,88 @@ describe('work logs in migration packages', () => {
     const moved = await worklogsOf(target, 'MIGWL1');
     assert.equal((moved[0] as { worklog: unknown[] }).worklog.length, 2);
     assert.deepEqual(moved, await worklogsOf(source, 'MIGWL1'));
+
+    // The same package deployed again: the work order and its logs are left as they are, none added twice.
+    const again = await post(target, '/dm/deploy', { pkgdefname: 'WLSNAP', dmpackageid: received });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.match(String(json(again).warningmsg), /\(0 added, 0 changed, 1 unchanged, 0 deleted\)/);
+    assert.deepEqual(await worklogsOf(target, 'MIGWL1'), moved);
   });
+
+  test('over a work order the target holds: logs it lacks added, its own kept; the back-out removes the added', async () => {
+    for (const [app, logs] of [
+      [source, ['Shared note', 'Source note']],
+      [target, ['Shared note', 'Target note']],
+    ] as const) {
+      const created = await post(app, '/os/mxapiwodetail?lean=1', {
+        wonum: 'MIGWL2',
+        siteid: 'BEDFORD',
+        description: app === source ? 'Source text' : 'Target text',
+        worklog: logs.map((description) => ({ description, logtype: 'WORK' })),
+      });
+      assert.equal(created.statusCode, 201, created.body);
+    }
+    const storedIds = async () =>
+      (
+        await dynamicView(target.storage.db)
+          .selectFrom('worklog')
+          .select(['worklogid', 'description', 'createby', 'createdate'])
+          .where('recordkey', '=', 'MIGWL2')
+          .orderBy('worklogid')
+          .execute()
+      ).map((row) => ({ ...row, worklogid: Number(row.worklogid), createdate: String(row.createdate) }));
+    const before = await storedIds();
+    const definition = await post(source, '/os/mxapidmpkgdef', {
+      pkgdefname: 'WLSNAP2',
+      type: 'SNAPSHOT',
+      status: 'APPR',
+      dmpkgdefcontent: [{ objectstructure: 'MXAPIWODETAIL', whereclause: 'wonum="MIGWL2"', cfgdataorder: 1 }],
+      dmpkgdsttrgt: [{ targetname: 'FILE1', type: 'FILE' }],
+    });
+    assert.equal(definition.statusCode, 201, definition.body);
+    const received = await moveToTarget('WLSNAP2');
+    const deployed = await post(target, '/dm/deploy', { pkgdefname: 'WLSNAP2', dmpackageid: received });
+    assert.equal(deployed.statusCode, 200, deployed.body);
+    const afterDeploy = await storedIds();
+    assert.deepEqual(
+      afterDeploy.map((row) => row.description),
+      ['Shared note', 'Target note', 'Source note'],
+    );
+    // The logs the target held keep their identity, author and date.
+    assert.deepEqual(afterDeploy.slice(0, 2), before);
+    const again = await post(target, '/dm/deploy', { pkgdefname: 'WLSNAP2', dmpackageid: received });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.deepEqual(await storedIds(), afterDeploy);
+
+    const backedOut = await post(target, '/dm/backout', { pkgdefname: 'WLSNAP2', dmpackageid: received });
+    assert.equal(backedOut.statusCode, 200, backedOut.body);
+    assert.deepEqual(
+      (await storedIds()).map((row) => row.description),
+      ['Shared note', 'Target note'],
+    );
+    const [order] = (await worklogsOf(target, 'MIGWL2')) as Array<{ description: string }>;
+    assert.equal(order?.description, 'Target text');
+  });
+
+  /** The definition's package created, downloaded and uploaded to the target: the target-side id. */
+  async function moveToTarget(pkgdefname: string): Promise<number> {
+    const made = await post(source, '/dm/create', { pkgdefname });
+    assert.equal(made.statusCode, 200, made.body);
+    const dmpackageid = json(made).dmpackageid as number;
+    assert.equal((await post(source, '/dm/distribute', { pkgdefname, dmpackageid })).statusCode, 200);
+    const download = await source.app.inject({
+      method: 'GET',
+      url: `/maximo/oslc/dm/download?dmpackagedef=${pkgdefname}&dmpackageid=${dmpackageid}`,
+      headers: admin,
+    });
+    assert.equal(download.statusCode, 200, download.body);
+    const uploaded = await target.app.inject({
+      method: 'POST',
+      url: `/maximo/oslc/dm/upload?filename=${pkgdefname}.zip`,
+      headers: { ...admin, 'content-type': 'application/zip' },
+      payload: download.rawPayload,
+    });
+    assert.equal(uploaded.statusCode, 200, uploaded.body);
+    return json(uploaded).dmpackageid as number;
+  }
 });

@@ -32,6 +32,7 @@ import { auditTrail } from './0031-audit-trail.js';
 import { attachmentsOwnerDelete } from './0032-attachments-owner-delete.js';
 import { upgradeMigrationPhases } from './0033-upgrade-migration-phases.js';
 import { upgradeTkstatusIndex } from './0034-upgrade-tkstatus-index.js';
+import { migrationAttachments } from './0035-migration-attachments.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -71,6 +72,7 @@ export const migrations: readonly Migration[] = [
   attachmentsOwnerDelete,
   upgradeMigrationPhases,
   upgradeTkstatusIndex,
+  migrationAttachments,
 ];
 
 /**

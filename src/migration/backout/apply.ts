@@ -29,6 +29,7 @@ import type { Manifest, ManifestEntry } from '../transfer/package-file.js';
 import { DEPLOYED_FIELD, DEPLOYED_STAMP_FIELD } from './capture.js';
 import { DriftTally, checkProperty, chunkDrifts } from './check.js';
 import { rootRows } from './records.js';
+import { removeDeployedAttachments } from '../attachments/carried.js';
 import { restoreProperty } from './properties.js';
 import { chunksLastFirst, findInverse, historyOf, insertHistory } from './repository.js';
 
@@ -198,6 +199,8 @@ async function writeInverse(
   }
   const refusal = restoring.drifts?.refusal(deployed.dmpackageid);
   if (refusal) throw refusal;
+  // The attachments the deploys added, on records the back-out kept (those of removed records went with them).
+  await removeDeployedAttachments(trx, deployed.dmpackageid);
   await restoreStructure(context, manifest, user, trx);
   const message = `Backed out: ${formatCount(done)} records restored`;
   await context.audit.record(

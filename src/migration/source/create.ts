@@ -20,11 +20,13 @@ import type { Db, PackageDefinition, PackageRow } from '../repository.js';
 import {
   FORMAT_VERSION,
   FORMAT_VERSION_WITHOUT_DRIFT,
+  STAGED_CHUNK_CHARS,
   type Manifest,
   type ManifestEntry,
 } from '../transfer/package-file.js';
 import { contentOf, refuseUniqueIdKeys } from './definitions.js';
 import { changeLines, snapshotLines } from './records.js';
+import { exportedAttachments } from '../attachments/carried.js';
 
 type CreateContext = Pick<
   MigrationContext,
@@ -121,7 +123,9 @@ async function stageContent(
     const lines =
       periodStart !== undefined
         ? changeLines(context, definition.pkgdefname, structure, periodStart)
-        : snapshotLines(context.resources, structure, where, definition.batchsize);
+        : snapshotLines(context.resources, structure, where, definition.batchsize, (object, ids) =>
+            exportedAttachments(context.db, definition.pkgdefname, object, ids),
+          );
     const progress = (count: number) =>
       repository.updatePackage(context.db, created.dmpackageid, {
         progressstatus: `Reading: ${formatCount(count)} ${structure.name} records (${order} of ${content.length} object structures)`,
@@ -218,8 +222,10 @@ async function stage(
   let count = 0;
   let chunk = 0;
   let batch: string[] = [];
+  let batchChars = 0;
   const flush = async () => {
     if (batch.length === 0) return;
+    batchChars = 0;
     await repository.insertStaging(db, dmpackageid, {
       type: 'CFGDATA',
       cfgobject: objectstructure,
@@ -238,7 +244,8 @@ async function stage(
     bytes += bytesOfLine.length;
     count += 1;
     batch.push(line);
-    if (batch.length >= batchSize) await flush();
+    batchChars += line.length;
+    if (batch.length >= batchSize || batchChars >= STAGED_CHUNK_CHARS) await flush();
   }
   await flush();
   return {

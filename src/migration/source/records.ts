@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import { dynamicView, type DynamicDatabase } from '../../db/schema.js';
 import { errors } from '../../errors.js';
-import type { ObjectStructure, StructureNode } from '../../metadata/registry.js';
+import type { ObjectMeta, ObjectStructure, StructureNode } from '../../metadata/registry.js';
+import { DOCLINKS_MEMBER } from '../attachments/carried.js';
 import {
   QueryParseError,
   parseOrderBy,
@@ -75,6 +76,11 @@ export async function* snapshotLines(
   structure: ObjectStructure,
   where: string | null,
   pageSize: number,
+  /** The attachments of a page's records: a reader of each record's, which its line carries (src/migration/attachments). */
+  attachmentsOf?: (
+    object: ObjectMeta,
+    uniqueIds: number[],
+  ) => Promise<(uniqueId: number) => Promise<JsonRecord[] | undefined>>,
 ): AsyncGenerator<string> {
   const object = structure.root.object;
   const uniqueId = object.attributes.get(object.uniqueId)!;
@@ -97,8 +103,16 @@ export async function* snapshotLines(
       withCount: false,
       reader: null,
     });
+    const attachments = await attachmentsOf?.(
+      object,
+      page.members.map((member) => Number(member.values[object.uniqueId])),
+    );
     for (const member of page.members) {
-      if (carried(structure, member)) yield JSON.stringify(exportRecord(member));
+      if (!carried(structure, member)) continue;
+      const record = exportRecord(member);
+      const doclinks = await attachments?.(Number(member.values[object.uniqueId]));
+      if (doclinks) record[DOCLINKS_MEMBER] = doclinks;
+      yield JSON.stringify(record);
     }
     if (!page.hasMore || page.members.length === 0) return;
     after = Number(page.members.at(-1)!.values[object.uniqueId]);

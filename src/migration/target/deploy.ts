@@ -1,5 +1,5 @@
 import type { UserProfile } from '../../auth/types.js';
-import { typedView } from '../../db/schema.js';
+import { dynamicView, typedView } from '../../db/schema.js';
 import type { AttributeChange } from '../../dbconfig/service.js';
 import { errors, isMaximoError, type MaximoError } from '../../errors.js';
 import type { ObjectStructure } from '../../metadata/registry.js';
@@ -33,6 +33,9 @@ import { keyText as recordKey } from '../backout/records.js';
 import type { Row } from '../../oslc/repository.js';
 import { refusalRemedy } from '../refusal-remedy.js';
 import { StagedChunks } from './staged-chunks.js';
+import { ColumnLimits } from '../../oslc/column-limits.js';
+import { deployAttachments, takeAttachments } from '../attachments/carried.js';
+import { matchStoredChildren } from './child-identity.js';
 import { applyStructural, structuralChanges } from './structural.js';
 
 export interface DeployOutcome {
@@ -145,7 +148,14 @@ async function writePackage(
   const total = manifest.entries.reduce((sum, entry) => sum + entry.count, 0);
   const counts = await syncRecords(
     trx,
-    { dmpackageid, manifest, structures: written, propertySets, merge: manifest.xmlaction === 'AddChange' },
+    {
+      dmpackageid,
+      manifest,
+      structures: written,
+      propertySets,
+      merge: manifest.xmlaction === 'AddChange',
+      user,
+    },
     // The inverse of an added record is built from the row its insert answered, not read again.
     writer.batch().keepInserted(),
     { refused: recordRefused, inverse },
@@ -179,6 +189,8 @@ export interface RecordsPlan {
   structures: readonly ObjectStructure[];
   propertySets: PropertySets | undefined;
   merge: boolean;
+  /** Who deploys: the creator of what is written outside the write path (attachments without their own). */
+  user: UserProfile;
 }
 
 /** What the deploy (or its preview) hears of each staged chunk's records. */
@@ -212,6 +224,9 @@ export async function syncRecords(
   const counts: Counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
   const deferred = new DeferredInverse();
   let chunks: StagedChunks | undefined;
+  // Loaded by the first chunk that carries work logs or attachments (a statement the others do not need).
+  let columnLimits: Promise<ColumnLimits> | undefined;
+  const limits = () => (columnLimits ??= ColumnLimits.load(trx));
   let done = 0;
   try {
     for (const [index, entry] of manifest.entries.entries()) {
@@ -224,7 +239,9 @@ export async function syncRecords(
           await hooks.inverse?.properties(structure, entry, lines);
           for (const body of bodies) counts[await deployProperty(propertySets, trx, body)] += 1;
         } else {
+          const attachments = takeAttachments(bodies);
           const records = bodies.map((body) => batchRecord(structure, body, hooks));
+          await matchStoredChildren(dynamicView(trx), limits, structure, records, plan.merge);
           const prior = await hooks.inverse?.before(structure, entry, records);
           // The inverse package has read the chunk's stored rows just now: the batch matches against those.
           const known = prior && [...prior.stored.values()].map(({ row }) => row);
@@ -244,8 +261,23 @@ export async function syncRecords(
           const after = () => hooks.inverse?.after(prior, outcomes, inserted) ?? Promise.resolve();
           if (readsNothingMore(records, outcomes, inserted)) deferred.defer(after);
           else await after();
+          const attached = await deployAttachments(
+            {
+              db: trx,
+              limits,
+              dmpackageid,
+              user: plan.user,
+              refused: (keys, why) => hooks.refused(structure, keys, why),
+            },
+            structure.root.object,
+            records,
+            attachments,
+          );
           hooks.synced?.(structure, records, outcomes);
-          for (const outcome of outcomes) counts[outcome] += 1;
+          // A record left as it was that received attachments was changed by the deploy.
+          outcomes.forEach((outcome, at) => {
+            counts[outcome === 'unchanged' && attached.has(at) ? 'changed' : outcome] += 1;
+          });
         }
         done += lines.length;
         await chunkDone(done);

@@ -186,7 +186,14 @@ class Trial {
           const written = await this.structural(context, structural, trx, user.userid);
           const batch = writer.batch().trial((index, row) => this.stored.set(index, row));
           const merge = this.manifest.xmlaction === 'AddChange';
-          const plan = { dmpackageid, manifest: this.manifest, structures: written, propertySets, merge };
+          const plan = {
+            dmpackageid,
+            manifest: this.manifest,
+            structures: written,
+            propertySets,
+            merge,
+            user,
+          };
           const hooks = {
             refused: (structure: ObjectStructure, keys: readonly StoredValue[], error: MaximoError) =>
               this.refused(structure, keys, error),

@@ -34,6 +34,13 @@ export const FILE_LIMITS = {
   lineBytes: 8 * 1024 * 1024,
 } as const;
 
+/**
+ * Characters of a staged chunk beyond its first line: a chunk ends at `batchsize` records or at this size, whichever
+ * comes first, so that records carrying attachments (base64 content, docs/migration.md "Work logs and attachments")
+ * keep a chunk, and what a deploy reads ahead, bounded.
+ */
+export const STAGED_CHUNK_CHARS = 8 * 1024 * 1024;
+
 const DataEntry = Type.Object(
   {
     name: Type.String({ pattern: '^data/[0-9]{3}-[A-Z0-9_]{1,30}\\.ndjson$' }),
@@ -338,6 +345,7 @@ async function readLines(
   let bytes = 0;
   let count = 0;
   let batch: string[] = [];
+  let batchChars = 0;
   let batchNumber = 0;
   let pending = '';
   const decoder = new StringDecoder('utf8');
@@ -349,12 +357,14 @@ async function readLines(
       let newline = pending.indexOf('\n');
       while (newline >= 0) {
         batch.push(pending.slice(0, newline));
+        batchChars += newline;
         count += 1;
         pending = pending.slice(newline + 1);
         newline = pending.indexOf('\n');
-        if (batch.length >= batchSize) {
+        if (batch.length >= batchSize || batchChars >= STAGED_CHUNK_CHARS) {
           await sink(expected, batch, batchNumber++);
           batch = [];
+          batchChars = 0;
         }
       }
       if (pending.length > FILE_LIMITS.lineBytes)

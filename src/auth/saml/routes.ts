@@ -120,20 +120,28 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
       const started = saml.bindsBrowser
         ? requestsStarted(readCookie(request, SAML_REQUESTS_COOKIE))
         : undefined;
-      const accepted = await saml.acceptResponse(request.body.SAMLResponse, started);
-      const userid = await context.users.userFor({
-        scheme: 'SAML',
-        name: accepted.identity,
-        displayName: accepted.displayName,
-        email: accepted.email,
-      });
-      // The session cookies first (clients take the first Set-Cookie), then the spent request cookie is cleared.
-      await signIn(request, reply, context, {
-        userid,
-        scheme: 'SAML',
-        name: accepted.identity,
-        provider: accepted.provider,
-      });
+      let name: string | undefined;
+      try {
+        const accepted = await saml.acceptResponse(request.body.SAMLResponse, started);
+        name = accepted.identity;
+        const userid = await context.users.userFor({
+          scheme: 'SAML',
+          name: accepted.identity,
+          displayName: accepted.displayName,
+          email: accepted.email,
+        });
+        // The session cookies first (clients take the first Set-Cookie), then the spent request cookie is cleared.
+        await signIn(request, reply, context, {
+          userid,
+          scheme: 'SAML',
+          name: accepted.identity,
+          provider: accepted.provider,
+        });
+      } catch (error) {
+        // A refused sign-in is a failed login in the audit trail (docs/audit.md).
+        await context.logins.recordSignInFailure('SAML', request.ip, name);
+        throw error;
+      }
       if (started !== undefined) clearStateCookie(reply, context.cookies, SAML_REQUESTS_COOKIE);
       // RelayState comes back through the browser unsigned: checked again, and dropped when it is not same-origin.
       const returnTo = sameOriginTarget(request.body.RelayState, returnToPolicy(request, contextRoot));

@@ -38,6 +38,7 @@ describe('audit trail: logins, lockout, unlock, logout, pending admin mode, data
    * own per-request credentials, are not this test's), once every login is written and every record sealed.
    */
   async function recordsOf(types: readonly string[], cause: () => Promise<unknown>): Promise<AuditRow[]> {
+    await t.services.logins.flush();
     const since = await lastId();
     await cause();
     await t.services.logins.flush();
@@ -167,6 +168,43 @@ describe('audit trail: logins, lockout, unlock, logout, pending admin mode, data
       assert.notEqual(response.statusCode, 500, response.body);
     });
     assert.deepEqual(again, []);
+  });
+
+  test('a key that is refused (unknown, revoked) is a failed login named by its fingerprint; a valid one is none', async () => {
+    const unknown = 'f'.repeat(48);
+    const refused = await oneRecord('login.failure', async () => {
+      const response = await inject({ url: '/maximo/oslc/whoami', headers: { apikey: unknown } });
+      assert.equal(json(response).Error?.reasonCode, 'BMXAA9549E', response.body);
+    });
+    assert.deepEqual(
+      [refused.outcome, refused.userid, refused.authscheme, refused.clientaddr, refused.objectname],
+      ['FAILURE', null, 'APIKEY', '127.0.0.1', 'APIKEYTOKEN'],
+    );
+    assert.equal(refused.keyid, t.services.apiKeys.keyFingerprint(unknown));
+    assert.ok(!JSON.stringify(refused).includes(unknown), 'never the value');
+
+    const created = await inject({
+      method: 'POST',
+      url: '/maximo/oslc/apitoken/create',
+      headers: { ...maxauth('SMITH'), 'content-type': 'application/json' },
+      payload: { expiration: -1 },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    const apikey = String(json(created).apikey);
+    const valid = await recordsOf(['login.failure', 'login.success'], async () => {
+      for (let call = 0; call < 3; call += 1) {
+        const response = await inject({ url: '/maximo/oslc/whoami', headers: { apikey } });
+        assert.equal(response.statusCode, 200, response.body);
+      }
+    });
+    assert.deepEqual(valid, [], 'a key that works is not a login');
+    const revoke = await inject({ method: 'POST', url: '/maximo/oslc/apitoken/revoke', headers: { apikey } });
+    assert.equal(revoke.statusCode, 200, revoke.body);
+    const revoked = await oneRecord('login.failure', async () => {
+      const response = await inject({ url: '/maximo/oslc/whoami', headers: { apikey } });
+      assert.equal(json(response).Error?.reasonCode, 'BMXAA9549E', response.body);
+    });
+    assert.equal(revoked.keyid, t.services.apiKeys.keyFingerprint(apikey));
   });
 
   test('admin mode on with a logout period: pending, then on by its timer, then off; one record each', async () => {

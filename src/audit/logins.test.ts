@@ -229,6 +229,15 @@ describe('audit trail: logins, lockout, unlock, logout, pending admin mode, data
       (value) => (JSON.parse(value!) as { state: number }).state,
     );
     assert.deepEqual(states, [2, 1]);
+    // While on, an ordinary user's right password is refused, and recorded as such (once).
+    const refused = await oneRecord('login.refused', async () => {
+      const response = await login(maxauth('WILSON'));
+      assert.notEqual(response.statusCode, 200, response.body);
+    });
+    assert.deepEqual(
+      [refused.outcome, refused.userid, refused.authscheme, refused.clientaddr],
+      ['REFUSED', 'WILSON', 'MAXAUTH', '127.0.0.1'],
+    );
     await oneRecord('adminmode.off', async () => {
       const response = await inject({ method: 'POST', url: '/maximo/oslc/adminmode/off', headers: admin });
       assert.equal(response.statusCode, 200, response.body);

@@ -244,6 +244,34 @@ describe('audit trail: logins, lockout, unlock, logout, pending admin mode, data
     });
   });
 
+  test('an address blocked after failures: the next attempt is one login.blocked record', async () => {
+    const setProperty = async (propName: string, propValue: string) => {
+      const response = await inject({
+        method: 'POST',
+        url: '/maximo/oslc/service/system?action=wsmethod:setProperty',
+        headers: admin,
+        payload: { propName, serverName: 'COMMON', propValue },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    };
+    await setProperty('mxe.sec.IPblock.sec', '2');
+    await setProperty('mxe.sec.IPblock.num', '2');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      assert.equal((await login(maxauth('NOSUCHUSER', WRONG))).statusCode, 401);
+    }
+    const blocked = await oneRecord('login.blocked', async () => {
+      assert.equal((await login(maxauth('NOSUCHUSER', WRONG))).statusCode, 401);
+    });
+    assert.deepEqual(
+      [blocked.outcome, blocked.userid, blocked.authscheme, blocked.clientaddr],
+      ['REFUSED', 'NOSUCHUSER', 'MAXAUTH', '127.0.0.1'],
+    );
+    // The block ends with its period; the defaults back for the tests after this one.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await setProperty('mxe.sec.IPblock.num', '50');
+    await setProperty('mxe.sec.IPblock.sec', '30');
+  });
+
   test('database configuration applied: one record with every change applied', async () => {
     const on = await inject({
       method: 'POST',

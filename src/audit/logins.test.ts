@@ -10,8 +10,9 @@ import type { AuditRow } from './repository.js';
 /**
  * Logins and the shell's recoveries in the audit trail (docs/audit.md, "Events"): a failure, the lockout it leads to,
  * a refusal while blocked, the shell's unlock and password reset, the login after them, FORM sign-ins
- * (j_security_check) and the logout; admin mode's pending state and database configuration applied. Each leaves
- * exactly one record of its type, with the user, the scheme and the address.
+ * (j_security_check) and the logout, API keys refused, an address blocked, a login refused by admin mode; admin
+ * mode's pending state and database configuration applied. Each leaves exactly one record of its type, with the
+ * user, the scheme and the address.
  */
 const MAX_FAILURES = 3;
 const WRONG = 'not-the-password-7';

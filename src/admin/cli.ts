@@ -133,20 +133,12 @@ async function runCommand(
         return 2;
       }
       return endSessions(storage, config, rest[1].toUpperCase(), io, recorder);
-    case 'reseal-keys': {
+    case 'reseal-keys':
       if (rest.length !== 0) {
         io.err(`reseal-keys takes no arguments.\n\n${USAGE}`);
         return 2;
       }
-      const where = { configured: config.apiKeys.masterKey !== undefined, dataDir: config.dataDir };
-      const current = await loadMasterKey(config.apiKeys.masterKey, config.dataDir);
-      const count = await resealKeys(storage, current, newMasterKey(io.env), where);
-      io.out(
-        `Re-sealed ${count} API key(s) under the new master key. Start every server with EAS_MASTER_KEY set to ` +
-          `the value of EAS_NEW_MASTER_KEY; a process with the old key now refuses to start.\n`,
-      );
-      return 0;
-    }
+      return resealCommand(storage, config, io, audit);
     case undefined:
     case 'help':
       io.out(USAGE);
@@ -155,6 +147,35 @@ async function runCommand(
       io.err(`Unknown command ${command}.\n\n${USAGE}`);
       return 2;
   }
+}
+
+/** `reseal-keys`: the API keys and the audit trail under the new master key, in one transaction (docs/security.md). */
+async function resealCommand(
+  storage: Storage,
+  config: AppConfig,
+  io: AdminIo,
+  audit: AuditTrail,
+): Promise<number> {
+  const where = { configured: config.apiKeys.masterKey !== undefined, dataDir: config.dataDir };
+  const current = await loadMasterKey(config.apiKeys.masterKey, config.dataDir);
+  const next = newMasterKey(io.env);
+  let records = 0;
+  const count = await resealKeys(storage, current, next, where, async (transaction, keys) => {
+    records = await audit.rekey(transaction, next, {
+      type: 'masterkey.rotate',
+      user: SHELL_USER,
+      scheme: 'SHELL',
+      object: 'EASKEYCHECK',
+      key: 'EAS_MASTER_KEY',
+      detail: { keys },
+    });
+  });
+  io.out(
+    `Re-sealed ${count} API key(s) and re-keyed ${records} audit record(s) under the new master key. Start ` +
+      `every server with EAS_MASTER_KEY set to the value of EAS_NEW_MASTER_KEY; a process with the old key now ` +
+      `refuses to start.\n`,
+  );
+  return 0;
 }
 
 /** Changes the user and tells every running process to drop what it holds of users (the write path's channel). */

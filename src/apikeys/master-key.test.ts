@@ -70,8 +70,8 @@ describe('master key check value and rotation', () => {
 
   test('`admin reseal-keys` re-seals every key under EAS_NEW_MASTER_KEY; the keys keep working', async () => {
     const output: string[] = [];
-    const run = (masterKey: string, env: NodeJS.ProcessEnv) =>
-      runAdmin(['reseal-keys'], storage, testConfig({ EAS_MASTER_KEY: masterKey }), {
+    const run = (masterKey: string, env: NodeJS.ProcessEnv, argv = ['reseal-keys']) =>
+      runAdmin(argv, storage, testConfig({ EAS_MASTER_KEY: masterKey }), {
         out: (text) => void output.push(text),
         err: (text) => void output.push(text),
         env,
@@ -82,8 +82,33 @@ describe('master key check value and rotation', () => {
       /EAS_MASTER_KEY/,
       'the current key must be the one in use',
     );
+    const verify = (masterKey: string) => run(masterKey, {}, ['audit', 'verify']);
+    assert.equal(await verify(KEY_A), 0, output.join(''));
+    const recordsBefore = await auditRecords(storage);
+    assert.ok(recordsBefore > 0, 'the key creations and logins above left records');
     assert.equal(await run(KEY_A, { EAS_NEW_MASTER_KEY: KEY_B }), 0);
-    assert.match(output.join(''), /Re-sealed 1 API key/);
+    assert.match(output.join(''), /Re-sealed 1 API key\(s\) and re-keyed \d+ audit record/);
+
+    // The trail moved with the keys: it verifies under the new key only, and the rotation left its own record.
+    output.length = 0;
+    assert.equal(await verify(KEY_B), 0, output.join(''));
+    assert.match(output.join(''), /The audit trail verifies/);
+    assert.equal(await verify(KEY_A), 1, 'the old key no longer makes the MACs');
+    assert.equal(await auditRecords(storage), recordsBefore + 1);
+    const rotation = await storage.db
+      .selectFrom('easaudit')
+      .select(['userid', 'authscheme', 'detail', 'chainseq'])
+      .where('eventtype', '=', 'masterkey.rotate')
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      { ...rotation, detail: JSON.parse(rotation.detail!) as unknown },
+      {
+        userid: 'ADMIN-CLI',
+        authscheme: 'SHELL',
+        detail: { keys: 1, records: recordsBefore },
+        chainseq: recordsBefore + 1,
+      },
+    );
 
     await assert.rejects(startApp(storage, KEY_A), /EAS_MASTER_KEY/, 'the old key is refused now');
     const app = await startApp(storage, KEY_B);
@@ -91,8 +116,45 @@ describe('master key check value and rotation', () => {
     assert.equal(whoami.statusCode, 200, whoami.body);
     assert.equal(json(whoami).userid, 'WILSON');
     await app.close();
+    // A record the app just wrote is sealed under the new key: the chain goes on.
+    output.length = 0;
+    assert.equal(await verify(KEY_B), 0, output.join(''));
+  });
+
+  test('a trail that does not verify is not re-keyed, and nothing of the rotation is done', async () => {
+    const victim = await storage.db
+      .selectFrom('easaudit')
+      .select('auditid')
+      .where('eventtype', '=', 'masterkey.rotate')
+      .executeTakeFirstOrThrow();
+    await storage.db
+      .updateTable('easaudit')
+      .set({ userid: 'SOMEONE' })
+      .where('auditid', '=', victim.auditid)
+      .execute();
+    const run = runAdmin(['reseal-keys'], storage, testConfig({ EAS_MASTER_KEY: KEY_B }), {
+      out: () => undefined,
+      err: () => undefined,
+      env: { EAS_NEW_MASTER_KEY: KEY_A },
+    });
+    await assert.rejects(
+      run,
+      new RegExp(`audit trail does not verify \\(record ${victim.auditid} .*altered`),
+    );
+    await assert.rejects(startApp(storage, KEY_A), /EAS_MASTER_KEY/, 'the keys stay under the current key');
+    const app = await startApp(storage, KEY_B);
+    assert.equal((await app.inject({ url: '/maximo/oslc/whoami', headers: { apikey } })).statusCode, 200);
+    await app.close();
   });
 });
+
+async function auditRecords(storage: Storage): Promise<number> {
+  const row = await storage.db
+    .selectFrom('easaudit')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 test('a server process with another EAS_MASTER_KEY exits at start-up naming it', async () => {
   const schema = `eas_masterkey_${process.pid}_${randomBytes(3).toString('hex')}`;

@@ -1,5 +1,6 @@
 import { hkdfSync } from 'node:crypto';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import { ConfigError } from '../config.js';
 import { EVERYTHING_CHANGED } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
@@ -78,12 +79,15 @@ export function newMasterKey(env: NodeJS.ProcessEnv): Buffer {
  * Rotation: every stored key opened with the current master key and sealed (and digested) under the next one,
  * with the check value, in one transaction; all or nothing. The current key must be the one in use. Returns the
  * number of keys re-sealed. Processes still running with the old key stop accepting keys: stop them first.
+ * `alsoInside` runs last in the same transaction, with the count: what else is keyed from the master key (the
+ * audit trail, docs/audit.md) is re-keyed with the keys or not at all.
  */
 export async function resealKeys(
   storage: Storage,
   current: Buffer,
   next: Buffer,
   where: { configured: boolean; dataDir: string },
+  alsoInside?: (transaction: Kysely<Database>, keys: number) => Promise<void>,
 ): Promise<number> {
   await checkMasterKey(storage, current, where);
   const from = new KeyVault(current);
@@ -101,6 +105,7 @@ export async function resealKeys(
       await resealKey(transaction, row.apikeytokenid, to.seal(clear), to.digest(clear));
     }
     await replaceCheckValue(transaction, MASTER_KEY_VARIABLE, masterKeyCheckValue(next));
+    await alsoInside?.(transaction, rows.length);
     await storage.bus.notify<Database>(transaction, 'apikey', EVERYTHING_CHANGED);
     return rows.length;
   });

@@ -142,7 +142,7 @@ export class ApiKeyService {
   private async load(digest: string): Promise<CachedKey> {
     const generation = this.generation;
     const row = await findByDigest(this.db, digest);
-    if (!row) throw errors.apiKeyNotValid();
+    if (!row) return this.notValid(null, 'unknown');
     const entry: CachedKey = {
       userid: row.userid,
       expiresAt: row.expiration < 0 ? null : row.creationdate.getTime() + row.expiration * MS_PER_MINUTE,
@@ -158,7 +158,7 @@ export class ApiKeyService {
   private admit(digest: string, entry: CachedKey, sentInUrl: boolean): MaybePromise<string> {
     if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
       this.cache.delete(digest);
-      throw errors.apiKeyNotValid();
+      return this.notValid(entry.userid, 'expired');
     }
     if (sentInUrl && !entry.exposedInUrl) {
       entry.exposedInUrl = true;
@@ -219,6 +219,25 @@ export class ApiKeyService {
   /** How the audit trail names a presented key: the start of its digest (apikeytoken.apikeydigest), never its value. */
   keyFingerprint(apikey: string): string {
     return this.keys().digest(apikey).slice(0, 16);
+  }
+
+  /**
+   * A presented key refused (unknown, revoked or expired): BMXAA9549E, and a failed login in the audit trail, named by
+   * the key's fingerprint (docs/audit.md). A key that works is no login record; one that fails is, like a password.
+   */
+  private async notValid(userid: string | null, reason: 'unknown' | 'expired'): Promise<never> {
+    await this.audit
+      .recordAlone({
+        type: 'login.failure',
+        outcome: 'FAILURE',
+        user: userid,
+        scheme: 'APIKEY',
+        object: 'APIKEYTOKEN',
+        ...(userid !== null && { key: userid }),
+        detail: { reason },
+      })
+      .catch(() => undefined);
+    throw errors.apiKeyNotValid();
   }
 
   private get audit(): AuditRecorder {

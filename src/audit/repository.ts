@@ -64,6 +64,20 @@ export async function sealRecords(
     where easaudit.auditid = sealed.auditid`.execute(db);
 }
 
+/** Gives records a new MAC and, when sealed, a new digest (a master-key rotation), in one statement. */
+export async function rekeyRecords(
+  db: Kysely<Database>,
+  rows: ReadonlyArray<{ auditid: number; mac: string; digest: string | null }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const values = sql.join(
+    rows.map((row) => sql`(${row.auditid}::bigint, ${row.mac}::varchar, ${row.digest}::varchar)`),
+  );
+  await sql`update easaudit set mac = rekeyed.mac, digest = rekeyed.digest
+    from (values ${values}) as rekeyed(auditid, mac, digest)
+    where easaudit.auditid = rekeyed.auditid`.execute(db);
+}
+
 /** Sealed records in chain order, a page at a time. */
 export async function sealedRecords(
   db: Kysely<Database>,

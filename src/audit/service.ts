@@ -11,6 +11,7 @@ import {
   insertRecord,
   latestSweep,
   lockSealing,
+  rekeyRecords,
   recordsSince,
   sealRecords,
   sealedRecords,
@@ -159,27 +160,7 @@ export class AuditTrail implements AuditRecorder {
       for (;;) {
         const sealed = await this.db.transaction().execute(async (transaction) => {
           if (!(await lockSealing(transaction, wait))) return [];
-          const head = await chainHead(transaction);
-          let previous = head?.digest ?? (await this.anchor(transaction)).digest;
-          let chainseq = head?.chainseq ?? (await this.anchor(transaction)).firstSeq - 1;
-          const seals: Array<{ auditid: number; chainseq: number; digest: string }> = [];
-          const rows: AuditRow[] = [];
-          let afterId = 0;
-          // Records whose MAC is wrong were not written by the service: left unsealed, for verify to name.
-          while (seals.length < SEAL_BATCH) {
-            const batch = await unsealedRecords(transaction, SEAL_BATCH, afterId);
-            if (batch.length === 0) break;
-            for (const row of batch) {
-              afterId = row.auditid;
-              if (!sameHex(row.mac, macOf(this.key, row)) || seals.length >= SEAL_BATCH) continue;
-              chainseq += 1;
-              previous = digestOf(this.key, previous, chainseq, row.mac);
-              seals.push({ auditid: row.auditid, chainseq, digest: previous });
-              rows.push(row);
-            }
-          }
-          await sealRecords(transaction, seals);
-          return rows;
+          return this.sealBatch(transaction);
         });
         for (const row of sealed) this.announce(row);
         total += sealed.length;
@@ -192,12 +173,77 @@ export class AuditTrail implements AuditRecorder {
     return next;
   }
 
+  /** Chains up to SEAL_BATCH committed records after the head, under the sealing lock the caller holds. */
+  private async sealBatch(transaction: Kysely<Database>): Promise<AuditRow[]> {
+    const head = await chainHead(transaction);
+    const anchor = head ? undefined : await this.anchor(transaction);
+    let previous = head?.digest ?? anchor!.digest;
+    let chainseq = head?.chainseq ?? anchor!.firstSeq - 1;
+    const seals: Array<{ auditid: number; chainseq: number; digest: string }> = [];
+    const rows: AuditRow[] = [];
+    let afterId = 0;
+    // Records whose MAC is wrong were not written by the service: left unsealed, for verify to name.
+    while (seals.length < SEAL_BATCH) {
+      const batch = await unsealedRecords(transaction, SEAL_BATCH, afterId);
+      if (batch.length === 0) break;
+      for (const row of batch) {
+        afterId = row.auditid;
+        if (!sameHex(row.mac, macOf(this.key, row)) || seals.length >= SEAL_BATCH) continue;
+        chainseq += 1;
+        previous = digestOf(this.key, previous, chainseq, row.mac);
+        seals.push({ auditid: row.auditid, chainseq, digest: previous });
+        rows.push(row);
+      }
+    }
+    await sealRecords(transaction, seals);
+    return rows;
+  }
+
   /** Walks the chain from its start and names the first record altered, removed or inserted out of order. */
   async verify(): Promise<VerificationReport> {
     await this.seal(true);
-    const report = await this.walk();
+    const report = await this.walk(this.db);
     if (!report.ok) this.options.onVerificationFailure?.();
     return report;
+  }
+
+  /**
+   * A master-key rotation (docs/audit.md, "Master-key rotation"), inside the transaction that re-seals the API keys:
+   * seals what is waiting and walks the chain under the current key (a trail that does not verify is not re-keyed:
+   * that would bless what was changed), gives every record its MAC and digest under the next key, and records the
+   * rotation, sealed. Answers how many records were re-keyed.
+   */
+  async rekey(transaction: Kysely<Database>, nextMaster: Buffer, rotation: AuditEvent): Promise<number> {
+    await lockSealing(transaction, true);
+    while ((await this.sealBatch(transaction)).length === SEAL_BATCH);
+    const report = await this.walk(transaction);
+    if (!report.ok) {
+      throw new Error(
+        `The audit trail does not verify (${report.problem?.reason ?? 'unknown problem'}); nothing was changed.`,
+      );
+    }
+    const next = new AuditTrail({ ...this.options, masterKey: nextMaster });
+    let previous = (await this.anchor(transaction)).digest;
+    let afterSeq = report.firstSeq - 1;
+    let count = 0;
+    for (;;) {
+      const rows = await sealedRecords(transaction, afterSeq, SEAL_BATCH);
+      const rekeyed = rows.map((row) => {
+        const mac = macOf(next.key, row);
+        previous = digestOf(next.key, previous, row.chainseq!, mac);
+        return { auditid: row.auditid, mac, digest: previous };
+      });
+      await rekeyRecords(transaction, rekeyed);
+      count += rows.length;
+      if (rows.length < SEAL_BATCH) break;
+      afterSeq = rows[rows.length - 1]!.chainseq!;
+    }
+    await insertRecord(
+      transaction,
+      next.rowOf({ ...rotation, detail: { ...(rotation.detail as object), records: count } }),
+    );
+    await next.sealBatch(transaction);
+    return count;
   }
 
   /**
@@ -241,8 +287,8 @@ export class AuditTrail implements AuditRecorder {
     }
   }
 
-  private async walk(): Promise<VerificationReport> {
-    const anchor = await this.anchor(this.db);
+  private async walk(db: Kysely<Database>): Promise<VerificationReport> {
+    const anchor = await this.anchor(db);
     let expected = anchor.firstSeq;
     let previous = anchor.digest;
     let checked = 0;
@@ -256,7 +302,7 @@ export class AuditTrail implements AuditRecorder {
       problem: { auditid: row?.auditid ?? null, chainseq: row?.chainseq ?? null, reason },
     });
     for (;;) {
-      const rows = await sealedRecords(this.db, expected - 1, SEAL_BATCH);
+      const rows = await sealedRecords(db, expected - 1, SEAL_BATCH);
       for (const row of rows) {
         const chainseq = row.chainseq!;
         if (chainseq !== expected) {
@@ -291,7 +337,7 @@ export class AuditTrail implements AuditRecorder {
     let unsealed = 0;
     let afterId = 0;
     for (;;) {
-      const rows = await unsealedRecords(this.db, SEAL_BATCH, afterId);
+      const rows = await unsealedRecords(db, SEAL_BATCH, afterId);
       for (const row of rows) {
         if (!sameHex(row.mac, macOf(this.key, row))) {
           return fail(row, `record ${row.auditid} was not written by the service: its MAC is not valid`);

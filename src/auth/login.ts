@@ -284,6 +284,21 @@ export class LoginService {
     this.recordSuccess({ login, password: '', scheme, address }, userid);
   }
 
+  /**
+   * Audits a sign-in the provider's answer did not complete (refused, not valid, a user the service does not know):
+   * a failure, not counted against any user (the name is the provider's, when it got that far). A failure to
+   * write it is logged: the caller's refusal stands either way.
+   */
+  async recordSignInFailure(
+    scheme: 'OIDC' | 'SAML',
+    address: string,
+    login: string | undefined,
+  ): Promise<void> {
+    await this.track({ login: login ?? '', password: '', scheme, address }, null, 'FAILED').catch(
+      (error: unknown) => this.options.logError(error, 'writing the login audit failed'),
+    );
+  }
+
   /** Audits a logout, in order with the logins (batched like them). */
   recordLogout(userid: string, scheme: string, address: string): void {
     this.queue({

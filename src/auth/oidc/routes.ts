@@ -65,15 +65,24 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
     { schema: { querystring: CallbackQuery }, config: { access: { kind: 'public' } } },
     async (request, reply) => {
       const rawQuery = request.raw.url?.split('?')[1] ?? '';
-      const completed = await relyingParty.complete(rawQuery, readCookie(request, OIDC_STATE_COOKIE));
-      const userid = await context.users.userFor(completed.identity);
-      // The session cookies first (clients take the first Set-Cookie), then the spent state cookie is cleared.
-      await signIn(request, reply, context, {
-        userid,
-        scheme: 'OIDC',
-        name: completed.identity.name,
-        ...(completed.provider && { provider: completed.provider }),
-      });
+      let name: string | undefined;
+      let completed: Awaited<ReturnType<typeof relyingParty.complete>>;
+      try {
+        completed = await relyingParty.complete(rawQuery, readCookie(request, OIDC_STATE_COOKIE));
+        name = completed.identity.name;
+        const userid = await context.users.userFor(completed.identity);
+        // The session cookies first (clients take the first Set-Cookie), then the spent state cookie is cleared.
+        await signIn(request, reply, context, {
+          userid,
+          scheme: 'OIDC',
+          name,
+          ...(completed.provider && { provider: completed.provider }),
+        });
+      } catch (error) {
+        // A refused sign-in is a failed login in the audit trail (docs/audit.md).
+        await context.logins.recordSignInFailure('OIDC', request.ip, name);
+        throw error;
+      }
       clearStateCookie(reply, cookies, OIDC_STATE_COOKIE);
       // Checked again as it is sent: the sealed state only carries what the start accepted (docs/federated-login.md,
       // "Return address").

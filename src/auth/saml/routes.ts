@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
   admitSignInStart,
@@ -120,20 +120,7 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
       const started = saml.bindsBrowser
         ? requestsStarted(readCookie(request, SAML_REQUESTS_COOKIE))
         : undefined;
-      const accepted = await saml.acceptResponse(request.body.SAMLResponse, started);
-      const userid = await context.users.userFor({
-        scheme: 'SAML',
-        name: accepted.identity,
-        displayName: accepted.displayName,
-        email: accepted.email,
-      });
-      // The session cookies first (clients take the first Set-Cookie), then the spent request cookie is cleared.
-      await signIn(request, reply, context, {
-        userid,
-        scheme: 'SAML',
-        name: accepted.identity,
-        provider: accepted.provider,
-      });
+      await acceptAndSignIn(request, reply, { saml, context, started, response: request.body.SAMLResponse });
       if (started !== undefined) clearStateCookie(reply, context.cookies, SAML_REQUESTS_COOKIE);
       // RelayState comes back through the browser unsigned: checked again, and dropped when it is not same-origin.
       const returnTo = sameOriginTarget(request.body.RelayState, returnToPolicy(request, contextRoot));
@@ -146,4 +133,41 @@ export async function samlRoutes(app: FastifyInstance, options: SamlRoutesOption
   );
 
   samlLogoutRoutes(app, options);
+}
+
+/**
+ * Signs the browser in with the provider's response to a request it started; a response refused (not valid, a user
+ * the service does not know) is a failed login in the audit trail (docs/audit.md), then the refusal stands.
+ */
+async function acceptAndSignIn(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  {
+    saml,
+    context,
+    started,
+    response,
+  }: { saml: SamlService; context: FederatedSignIn; started: string[] | undefined; response: string },
+): Promise<void> {
+  let name: string | undefined;
+  try {
+    const accepted = await saml.acceptResponse(response, started);
+    name = accepted.identity;
+    const userid = await context.users.userFor({
+      scheme: 'SAML',
+      name: accepted.identity,
+      displayName: accepted.displayName,
+      email: accepted.email,
+    });
+    // The session cookies first (clients take the first Set-Cookie), then the spent request cookie is cleared.
+    await signIn(request, reply, context, {
+      userid,
+      scheme: 'SAML',
+      name: accepted.identity,
+      provider: accepted.provider,
+    });
+  } catch (error) {
+    await context.logins.recordSignInFailure('SAML', request.ip, name);
+    throw error;
+  }
 }

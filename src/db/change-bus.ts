@@ -232,6 +232,12 @@ export class PostgresChangeBus implements ChangeBus {
   private retryDelay = MIN_RETRY_MS;
   private readonly confirmations: Confirmations;
   /**
+   * Statements on the listening connection run one after another (a `pg` client given a second query while one
+   * runs only queues it, and is to refuse it); acknowledgements heard meanwhile wait here and go out together.
+   */
+  private listenerQueue: Promise<void> = Promise.resolve();
+  private pendingAcknowledgements: string[] = [];
+  /**
    * The listening connection's `application_name`, the same on every process of the deployment: `confirm` counts
    * the connections that carry it (PostgreSQL names at most 63 bytes).
    */
@@ -284,13 +290,26 @@ export class PostgresChangeBus implements ChangeBus {
       this.confirmations.heard(token, this.confirmations.processId);
       return;
     }
-    // Sent on the listening connection itself: no pool connection is taken while requests may wait for one.
-    this.client
-      ?.query('select pg_notify($1, $2)', [
+    // Sent on the listening connection itself: no pool connection is taken while requests may wait for one. A
+    // burst of tokens (every write of a busy process) is answered by one statement per turn of the queue.
+    this.pendingAcknowledgements.push(`${token} ${this.confirmations.processId}`);
+    if (this.pendingAcknowledgements.length > 1) return;
+    void this.onListener(() => {
+      const payloads = this.pendingAcknowledgements.splice(0);
+      return this.client?.query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [
         qualify(this.prefix, CONFIRMED_CHANNEL),
-        `${token} ${this.confirmations.processId}`,
-      ])
-      .catch(() => undefined);
+        payloads,
+      ]);
+    }).catch(() => undefined);
+  }
+
+  /** Runs a statement on the listening connection after those queued before it. */
+  private onListener(run: () => Promise<unknown> | undefined): Promise<void> {
+    const next = this.listenerQueue.then(async () => {
+      await run();
+    });
+    this.listenerQueue = next.catch(() => undefined);
+    return next;
   }
 
   notify<DB>(executor: Kysely<DB>, channel: string, payload: string): Promise<void> {
@@ -307,7 +326,8 @@ export class PostgresChangeBus implements ChangeBus {
 
   async listen(channel: string, handler: ChangeHandler): Promise<void> {
     const name = qualify(this.prefix, channel);
-    if (this.handlers.add(name, handler)) await this.client?.query(listenStatement(name));
+    if (this.handlers.add(name, handler))
+      await this.onListener(() => this.client?.query(listenStatement(name)));
   }
 
   deliverLocally(channel: string, payload: string): void {

@@ -26,7 +26,8 @@ export const RETENTION_PROPERTY = 'eas.audit.retentiondays';
 export const DEFAULT_RETENTION_DAYS = 400;
 
 const SEAL_BATCH = 500;
-const SEAL_DELAY_MS = 25;
+/** After a record, the wait before sealing: a busy process's records of a second are sealed together (README). */
+const SEAL_DELAY_MS = 1_000;
 const SEAL_SWEEP_MS = 5_000;
 const RETENTION_SWEEP_MS = 6 * 3_600_000;
 const DAY_MS = 86_400_000;

@@ -197,7 +197,15 @@ if (installed) {
       await page.locator('.preview .counts', { hasText: '6 added' }).waitFor();
       assert.equal(await page.locator('.refusals').count(), 0, 'no refusal once the site exists');
 
+      assert.equal(
+        await page.getByText(`Preview of package ${targetId}: nothing was written.`).count(),
+        1,
+        "the preview's outcome is shown",
+      );
       await page.getByRole('button', { name: `Deploy package ${targetId}` }).click();
+      // The deploy speaks for the page from its start: the preview's outcome would read as the deploy's.
+      await page.locator('[data-step]').first().waitFor();
+      assert.equal(await page.getByText(/^Preview of package \d+: nothing was written\.$/).count(), 0);
       await page.locator('[data-step="run"][data-status="done"]', { hasText: /BMXAA8040I/ }).waitFor();
       await page.locator('.progress [role="status"]', { hasText: /^Deployed: / }).waitFor();
       // The label says the work ended; nothing says it is still deploying.

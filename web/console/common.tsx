@@ -96,6 +96,8 @@ export function useAction(): {
   error: unknown;
   message: string | undefined;
   run: (action: () => Promise<string | undefined>) => Promise<void>;
+  /** Forgets the last action's message and error: another flow now speaks for the page. */
+  clear: () => void;
 } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
@@ -112,5 +114,9 @@ export function useAction(): {
       setBusy(false);
     }
   }, []);
-  return { busy, error, message, run };
+  const clear = useCallback(() => {
+    setError(undefined);
+    setMessage(undefined);
+  }, []);
+  return { busy, error, message, run, clear };
 }

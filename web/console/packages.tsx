@@ -100,8 +100,10 @@ export function Packages({ api }: PageProps) {
       setPreview({ answer: answer as PreviewAnswer, backout });
       return `Preview of ${backout ? 'the back-out of ' : ''}package ${record.dmpackageid}: nothing was written.`;
     });
+  // A flow shows its own steps: the last preview and its "nothing was written" would read as the deploy's outcome.
   const start = (record: PackageRecord, kind: FlowKind) => {
     setPreview(undefined);
+    action.clear();
     setFlow({ record, kind, run: Date.now() });
   };
   const actions: PackageActions = {

@@ -49,6 +49,8 @@ async function main(): Promise<void> {
       : { kind: 'pglite', dataDir: config.dataDir },
   );
   await migrateToLatest(storage);
+  // The deployment's identity before anything names it: the demo definitions do, as every definition does.
+  await deploymentIdentity(storage.db, storage.kind === 'pglite' ? config.dataDir : undefined);
   const notes = await firstStart(config, storage);
   // Before anything else can fail (the port taken, a bad certificate): a generated password exists only in this
   // process, and a start that failed after storing its hash must not lose it (docs/startup.md, "First start").
@@ -126,8 +128,6 @@ async function firstStart(config: AppConfig, storage: Storage): Promise<FirstSta
     if (created && !config.adminPassword) notes.adminPassword = adminPassword;
   }
   if (demoPassword !== undefined && demoHash !== undefined) {
-    // The deployment's identity first: the demo definitions name it as their source, as every definition does.
-    await deploymentIdentity(storage.db);
     const summary = await seedDemoData(storage, { passwordHash: demoHash });
     notes.demoLoaded = summary.assets > 0;
     if (notes.demoLoaded && !config.demoPassword) notes.demoPassword = demoPassword;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -103,11 +103,14 @@ describe(
       });
       assert.equal(created.status, 200);
       const { apikey } = (await created.json()) as { apikey: string };
-      const identity = (
+      const deployment = (
         (await (await fetch(`${source.base}/oslc/systeminfo?lean=1`, { headers: admin })).json()) as {
-          deployment: { id: string };
+          deployment: { id: string; source: string };
         }
-      ).deployment.id;
+      ).deployment;
+      const identity = deployment.id;
+      // The embedded deployment is named by its machine and data directory (docs/migration.md, "Source").
+      assert.equal(deployment.source, `${hostname()}:${sourceDir} (${identity})`);
 
       const stop = { now: false };
       const acked: Acknowledged[] = [];

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp } from '../app.js';
@@ -403,5 +404,14 @@ describe('setting up a target: organizations, sites and the source identity', ()
       target.storage.db,
     );
     assert.equal(rows.rows[0]?.n, 1);
+  });
+
+  test("an embedded database's identity is labelled by its machine and data directory", async () => {
+    await sql`delete from deploymentidentity`.execute(target.storage.db);
+    const given = await deploymentIdentity(target.storage.db, '/srv/eas/data');
+    assert.equal(given.label, `${hostname()}:/srv/eas/data`);
+    assert.equal(given.source, `${hostname()}:/srv/eas/data (${given.id})`);
+    // Given once: a later start names no other place.
+    assert.equal((await deploymentIdentity(target.storage.db, '/elsewhere')).label, given.label);
   });
 });

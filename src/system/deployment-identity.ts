@@ -4,14 +4,17 @@ import type { Kysely } from 'kysely';
 import { databaseLocation, findDeploymentIdentity, insertDeploymentIdentity } from './repository.js';
 
 /**
- * Who this deployment is (docs/migration.md, "Source identity"): a random UUID given once, when the first process
+ * Who this deployment is (docs/migration.md, "Source"): a random UUID given once, when the first process
  * starts on the database, and kept in it, so two deployments never look alike (two embedded databases alike, both
- * `localhost/postgres/public`) and a restarted one stays itself. Migration packages name their source by it.
+ * `postgres/public` inside) and a restarted one stays itself. Migration packages name their source by it.
  */
 export interface DeploymentIdentity {
   /** The UUID: what tells deployments apart. */
   id: string;
-  /** Where the database was when the identity was given (`host:port/database/schema`), for readers. */
+  /**
+   * Where the database was when the identity was given, for readers: `host:port/database/schema`, or
+   * `machine:data directory` for the embedded database.
+   */
   label: string;
   /** `<label> (<id>)`: the `source` of packages and definitions. */
   source: string;
@@ -21,11 +24,15 @@ export interface DeploymentIdentity {
 /** A label fits the column with room for the UUID in `source` (200 characters). */
 const LABEL_LENGTH = 150;
 
-/** The stored identity, given now when the database has none; processes starting together agree on one. */
-export async function deploymentIdentity<DB>(db: Kysely<DB>): Promise<DeploymentIdentity> {
+/**
+ * The stored identity, given now when the database has none; processes starting together agree on one.
+ * `dataDir`: the embedded database's directory, which names it better than PGlite's `postgres/public` (two embedded
+ * deployments on one machine differ only by it).
+ */
+export async function deploymentIdentity<DB>(db: Kysely<DB>, dataDir?: string): Promise<DeploymentIdentity> {
   let stored = await findDeploymentIdentity(db);
   if (!stored) {
-    await insertDeploymentIdentity(db, randomUUID(), await locationLabel(db));
+    await insertDeploymentIdentity(db, randomUUID(), await locationLabel(db, dataDir));
     stored = await findDeploymentIdentity(db);
     if (!stored) throw new Error('The deployment identity was not stored');
   }
@@ -33,7 +40,8 @@ export async function deploymentIdentity<DB>(db: Kysely<DB>): Promise<Deployment
   return { id, label: stored.label, source: `${stored.label} (${id})`, createdate: stored.createdate };
 }
 
-async function locationLabel<DB>(db: Kysely<DB>): Promise<string> {
+async function locationLabel<DB>(db: Kysely<DB>, dataDir: string | undefined): Promise<string> {
+  if (dataDir !== undefined) return `${hostname()}:${dataDir}`.slice(0, LABEL_LENGTH);
   const location = await databaseLocation(db);
   // No server address: the embedded engine, or a local socket; the machine's name says more than "localhost".
   const host = location.host === null ? hostname() : `${location.host}:${String(location.port ?? '')}`;

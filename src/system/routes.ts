@@ -83,7 +83,7 @@ function connectRoutes(
       database: facts.database,
       os: facts.os,
       appVersion: { member: facts.versionKeys.map((versionKey) => ({ versionKey })) },
-      // This service's own: which deployment answers (docs/migration.md, "Source identity").
+      // This service's own: which deployment answers (docs/migration.md, "Source").
       deployment: facts.deployment,
     });
   });

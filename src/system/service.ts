@@ -16,7 +16,7 @@ export interface SystemFacts {
   os: { osName: string; osVersion: string; architecture: string; availableProcessors: number };
   /** One entry per installed product (here: one). */
   versionKeys: string[];
-  /** Which deployment answers (docs/migration.md, "Source identity"). */
+  /** Which deployment answers (docs/migration.md, "Source"). */
   deployment: { id: string; source: string; createdate: string };
 }
 

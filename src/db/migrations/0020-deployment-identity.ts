@@ -1,7 +1,7 @@
 import type { Migration } from './migration.js';
 
 /**
- * The identity of this deployment (docs/migration.md, "Source identity"): one row, at most, holding a random UUID
+ * The identity of this deployment (docs/migration.md, "Source"): one row, at most, holding a random UUID
  * and a readable label. The row is not written here but by the first process that starts on the database
  * (src/system/deployment-identity.ts): a database made from a migrated template or copy must not inherit an
  * identity it was never given. The key admits one row only, so processes starting together agree on it.

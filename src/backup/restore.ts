@@ -2,7 +2,7 @@ import { chmod, copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path';
 import { masterKeyCheckValue } from '../apikeys/master-key.js';
 import { decodeKeyFile, MASTER_KEY_FILE } from '../apikeys/vault.js';
-import { flush, flushTree } from '../db/cluster-template.js';
+import { flush } from '../db/cluster-template.js';
 import { LOCK_FILE, lockDataDirectory } from '../db/data-dir-lock.js';
 import { openStorage } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
@@ -144,20 +144,51 @@ async function writeFiles(
     await mkdir(join(options.dataDir, directory), { recursive: true });
   const last = manifest.files.find((file) => file.path === VERSION_FILE);
   const ordered = [...manifest.files.filter((file) => file !== last), ...(last ? [last] : [])];
+  // Each file's fsync runs while the next ones are written, a few at a time (one descriptor each).
+  const flushing = new Set<Promise<void>>();
+  const failures: unknown[] = [];
+  const settled = async (): Promise<void> => {
+    await Promise.all(flushing);
+    if (failures.length > 0) throw failures[0];
+  };
   for (const [index, file] of ordered.entries()) {
-    // Everything on disk before the marker that makes it a cluster.
-    if (file === last) await flushTree(options.dataDir);
-    await archive.extract(file, join(options.dataDir, file.path), (bytes) => {
-      progress.bytesDone += bytes;
-    });
+    // Everything on disk before the marker that makes it a cluster: the files, then their folders.
+    if (file === last) {
+      await settled();
+      await flushFolders(options.dataDir, manifest.directories);
+    }
+    const { flushed } = await archive
+      .extract(file, join(options.dataDir, file.path), (bytes) => {
+        progress.bytesDone += bytes;
+      })
+      .catch(async (error: unknown) => {
+        // What was written is removed next: its flushes end first.
+        await Promise.all(flushing);
+        throw error;
+      });
+    const tracked = flushed
+      .catch((error: unknown) => void failures.push(error))
+      .finally(() => flushing.delete(tracked));
+    flushing.add(tracked);
+    if (flushing.size >= FLUSHES_AT_ONCE) await Promise.race(flushing);
     progress.filesDone = index + 1;
     options.onProgress?.({ ...progress });
   }
-  if (last === undefined) return flushTree(options.dataDir);
-  // Every other file was flushed before the marker: the marker and its folder are what is left (a second pass
-  // over the tree opened, flushed and closed every file again: bench/README.md, "Backup").
-  await flush(join(options.dataDir, VERSION_FILE));
+  await settled();
+  if (last === undefined) return flushFolders(options.dataDir, manifest.directories);
+  // The marker was flushed as it was written: its folder is what is left.
   await flush(options.dataDir);
+}
+
+/** Files whose fsync may be under way at once while the restore writes on. */
+const FLUSHES_AT_ONCE = 32;
+
+/** fsync of every folder restored, the data directory last: the files' names are on disk too. */
+async function flushFolders(dataDir: string, directories: readonly string[]): Promise<void> {
+  const folders = [...directories].reverse().map((directory) => join(dataDir, directory));
+  for (let start = 0; start < folders.length; start += FLUSHES_AT_ONCE)
+    await Promise.all(folders.slice(start, start + FLUSHES_AT_ONCE).map(flush));
+  await flush(dataDir);
 }
 
 /** Everything but the lock, which its release removes. */

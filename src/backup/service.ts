@@ -43,7 +43,7 @@ export class BackupService {
       hold(async (dataDir) => {
         const facts: ManifestFacts = { ...known, createdAt: new Date().toISOString() };
         const listing = await listDataDirectory(dataDir);
-        const writing = await writeArchive(dataDir, listing, facts);
+        const writing = writeArchive(dataDir, listing, facts);
         resolve({
           output: writing.output,
           facts,

@@ -1,9 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createWriteStream, existsSync } from 'node:fs';
+import { close, existsSync, open, writev } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { Readable, Transform } from 'node:stream';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Command } from 'commander';
 import { clientFor, type GlobalOptions } from './common.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -11,32 +10,71 @@ import type { CliIo } from './io.js';
 import { transferProgress } from './migrate-progress.js';
 import { writeJson } from './output.js';
 
-/** Bytes of the archive written to its file at a time. */
+/** Bytes of the archive gathered before they are written to its file. */
 const WRITE_BYTES = 1024 * 1024;
 
 /**
- * The archive's bytes through `hash`, each piece counted, passed on in writes of WRITE_BYTES: the answer arrives in
- * pieces of a socket read, and written as they came, the file's writes were most of the command's time
+ * The archive's file: each piece of the answer goes through `hash` and is counted as it comes, and the pieces are
+ * written together once WRITE_BYTES have gathered, in one `writev` (no copy into one buffer): the answer arrives in
+ * pieces of a socket read, and written one by one, the file's writes were most of the command's time
  * (bench/README.md, "Backup").
  */
-function hashedInWrites(hash: Hash, counted: (bytes: number) => void): Transform {
-  let gathered: Buffer[] = [];
-  let gatheredBytes = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      counted(chunk.length);
-      gathered.push(chunk);
-      gatheredBytes += chunk.length;
-      if (gatheredBytes < WRITE_BYTES) return callback();
-      const whole = Buffer.concat(gathered, gatheredBytes);
-      gathered = [];
-      gatheredBytes = 0;
-      callback(null, whole);
-    },
-    flush(callback) {
-      callback(null, gatheredBytes > 0 ? Buffer.concat(gathered, gatheredBytes) : undefined);
-    },
+class ArchiveFile extends Writable {
+  private fd: number | undefined;
+  private gathered: Buffer[] = [];
+  private gatheredBytes = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly hash: Hash,
+    private readonly counted: (bytes: number) => void,
+  ) {
+    super({ highWaterMark: WRITE_BYTES });
+  }
+
+  override _construct(callback: (error?: Error | null) => void): void {
+    open(this.path, 'wx', 0o600, (error, fd) => {
+      this.fd = fd;
+      callback(error);
+    });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.hash.update(chunk);
+    this.counted(chunk.length);
+    this.gathered.push(chunk);
+    this.gatheredBytes += chunk.length;
+    if (this.gatheredBytes < WRITE_BYTES) return callback();
+    this.writeGathered(callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.writeGathered(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.fd === undefined) return callback(error);
+    close(this.fd, (closeError) => callback(error ?? closeError));
+    this.fd = undefined;
+  }
+
+  private writeGathered(callback: (error?: Error | null) => void): void {
+    const buffers = this.gathered;
+    this.gathered = [];
+    this.gatheredBytes = 0;
+    writeAll(this.fd!, buffers, callback);
+  }
+}
+
+/** Writes `buffers` whole at the file's position, a short write followed by the rest. */
+function writeAll(fd: number, buffers: Buffer[], callback: (error?: Error | null) => void): void {
+  if (buffers.length === 0) return callback();
+  writev(fd, buffers, (error, written) => {
+    if (error) return callback(error);
+    let rest = written;
+    while (buffers.length > 0 && rest >= buffers[0]!.length) rest -= buffers.shift()!.length;
+    if (buffers.length > 0) buffers[0] = buffers[0]!.subarray(rest);
+    writeAll(fd, buffers, callback);
   });
 }
 
@@ -67,18 +105,13 @@ export function backupCommand(io: CliIo): Command {
         const progress = options.quiet ? undefined : transferProgress(io.stderr, 'backing up');
         const hash = createHash('sha256');
         let written = 0;
-        const counting = hashedInWrites(hash, (bytes) => {
+        const archiveFile = new ArchiveFile(partial, hash, (bytes) => {
           written += bytes;
           // The archive is a little larger than its data: the last report is the one at the end.
           if (written < total) progress?.(written, total);
         });
         try {
-          await pipeline(
-            Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>),
-            counting,
-            createWriteStream(partial, { flags: 'wx', mode: 0o600 }),
-            { signal: interrupted.signal },
-          );
+          await pipeline(answer.body, archiveFile, { signal: interrupted.signal });
         } catch (error) {
           if (interrupted.signal.aborted)
             throw new CliError('Interrupted; no archive was written.', EXIT.interrupted);

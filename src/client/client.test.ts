@@ -185,4 +185,29 @@ describe('client SDK', () => {
       'http://host/maximo/oslc/os/x?lean=1',
     );
   });
+
+  test('a streamed answer (the backup, through node:http) refused or unanswered is an EasClientError', async () => {
+    // This server's database is not an embedded one on disk: the backup is refused with the server's reason.
+    const refused = await admin.backup.download().catch((caught: unknown) => caught);
+    assert.ok(refused instanceof EasClientError);
+    assert.equal(refused.kind, 'server');
+    assert.equal(refused.reasonCode, 'EAS0210E');
+    assert.ok(refused.status >= 400);
+    assert.equal(refused.request.method, 'GET');
+    assert.match(refused.request.url, /\/maximo\/oslc\/backup\?lean=1$/);
+    const wilson = client({ scheme: 'maxauth', user: 'WILSON', password: DEMO_PASSWORD });
+    const forbidden = await wilson.backup.download().catch((caught: unknown) => caught);
+    assert.ok(forbidden instanceof EasClientError);
+    assert.equal(forbidden.kind, 'server');
+    assert.ok(forbidden.status >= 400 && forbidden.reasonCode !== undefined, String(forbidden.status));
+    await wilson.logout();
+    const nowhere = new EasClient({
+      baseUrl: 'http://127.0.0.1:1/maximo',
+      credentials: { scheme: 'apikey', apikey: 'k'.repeat(48) },
+    });
+    const unanswered = await nowhere.backup.download().catch((caught: unknown) => caught);
+    assert.ok(unanswered instanceof EasClientError);
+    assert.equal(unanswered.kind, 'connection');
+    assert.equal(unanswered.status, 0);
+  });
 });

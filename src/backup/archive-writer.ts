@@ -61,6 +61,14 @@ const PIECE_BYTES = 1024 * 1024;
 
 export type ManifestFacts = Omit<BackupManifest, 'directories' | 'files' | 'checksum'>;
 
+export interface ArchiveOptions {
+  /**
+   * `always`: ZIP64 records for every entry and the end, as an archive past 4 GiB needs them (tests read such an
+   * archive without writing 4 GiB). Otherwise only where a size or offset needs them.
+   */
+  zip64?: 'always';
+}
+
 export interface ArchiveWriting {
   /** The zip, as it is written. */
   output: Readable;
@@ -79,6 +87,7 @@ export function writeArchive(
   dataDir: string,
   listing: { directories: string[]; files: DataFile[] },
   facts: ManifestFacts,
+  options: ArchiveOptions = {},
 ): ArchiveWriting {
   let settleRead!: (error?: unknown) => void;
   const filesRead = new Promise<void>((resolve, reject) => {
@@ -86,7 +95,7 @@ export function writeArchive(
   });
   let settleManifest!: (manifest: BackupManifest) => void;
   const manifest = new Promise<BackupManifest>((resolve) => (settleManifest = resolve));
-  const output = new ArchiveStream(dataDir, listing, facts, (complete) => {
+  const output = new ArchiveStream(dataDir, listing, facts, options.zip64 === 'always', (complete) => {
     settleRead();
     settleManifest(complete);
   });
@@ -103,6 +112,8 @@ interface WrittenEntry {
   crc32: number;
   bytes: number;
   offset: number;
+  /** Whether its size or offset does not fit the 32-bit fields (or ZIP64 is asked for throughout). */
+  zip64: boolean;
 }
 
 /** The entry being written: its file (none for the manifest), what is left of it, its running hash and CRC-32. */
@@ -145,6 +156,7 @@ class ArchiveStream extends Readable {
     private readonly dataDir: string,
     private readonly listing: { directories: string[]; files: DataFile[] },
     private readonly facts: ManifestFacts,
+    private readonly zip64Always: boolean,
     private readonly onManifest: (manifest: BackupManifest) => void,
   ) {
     super({ highWaterMark: PIECE_BYTES });
@@ -225,13 +237,15 @@ class ArchiveStream extends Readable {
       };
       return true;
     }
-    this.queue(centralDirectory(this.entries, this.produced, this.dos));
+    this.queue(centralDirectory(this.entries, this.produced, this.dos, this.zip64Always));
     this.finished = true;
     return true;
   }
 
   private newEntry(name: string, directory: boolean, bytes: number): WrittenEntry {
-    return { name: Buffer.from(name, 'utf8'), directory, crc32: 0, bytes, offset: this.produced };
+    const offset = this.produced;
+    const zip64 = this.zip64Always || bytes >= MAX_32 || offset >= MAX_32;
+    return { name: Buffer.from(name, 'utf8'), directory, crc32: 0, bytes, offset, zip64 };
   }
 
   private queue(buffer: Buffer): void {
@@ -313,9 +327,6 @@ const VERSION_NEEDED_ZIP64 = 45;
 const VERSION_MADE_BY = (3 << 8) | 63;
 const MAX_32 = 0xffffffff;
 
-/** Whether an entry's size or offset does not fit the 32-bit fields. */
-const needsZip64 = (entry: WrittenEntry): boolean => entry.bytes >= MAX_32 || entry.offset >= MAX_32;
-
 function flagsOf(entry: WrittenEntry): number {
   return entry.directory ? UTF8_NAMES : UTF8_NAMES | SIZES_AFTER_DATA;
 }
@@ -337,7 +348,7 @@ function localHeader(entry: WrittenEntry, dos: { date: number; time: number }): 
 }
 
 function dataDescriptor(entry: WrittenEntry): Buffer {
-  if (needsZip64(entry)) {
+  if (entry.zip64) {
     const descriptor = Buffer.alloc(24);
     descriptor.writeUInt32LE(0x08074b50, 0);
     descriptor.writeUInt32LE(entry.crc32, 4);
@@ -358,9 +369,10 @@ function centralDirectory(
   entries: readonly WrittenEntry[],
   start: number,
   dos: { date: number; time: number },
+  zip64Always: boolean,
 ): Buffer {
   const records = entries.map((entry) => {
-    const zip64 = needsZip64(entry);
+    const zip64 = entry.zip64;
     const record = Buffer.alloc(46 + entry.name.length + (zip64 ? 28 : 0));
     record.writeUInt32LE(0x02014b50, 0);
     record.writeUInt16LE(VERSION_MADE_BY, 4);
@@ -389,7 +401,7 @@ function centralDirectory(
     return record;
   });
   const size = records.reduce((sum, record) => sum + record.length, 0);
-  const zip64 = entries.length >= 0xffff || size >= MAX_32 || start >= MAX_32;
+  const zip64 = zip64Always || entries.length >= 0xffff || size >= MAX_32 || start >= MAX_32;
   const end: Buffer[] = [];
   if (zip64) {
     const record = Buffer.alloc(56);

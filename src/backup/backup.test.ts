@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
+import zlib from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { buildApp } from '../app.js';
@@ -12,8 +15,15 @@ import { MASTER_KEY_FILE } from '../apikeys/vault.js';
 import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
 import { pgliteTemplate, TEST_DATABASE_URL } from '../../test/helpers/storage.js';
 import { ArchiveRefusedError, openArchive } from './archive-reader.js';
+import { listDataDirectory, writeArchive, type ManifestFacts } from './archive-writer.js';
 import { restoreArchive, RestoreTargetError } from './restore.js';
-import { archiveChecksum, MANIFEST_NAME } from './schemas.js';
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_FORMAT_VERSION,
+  archiveChecksum,
+  DATA_FOLDER,
+  MANIFEST_NAME,
+} from './schemas.js';
 
 /** The backup endpoint and the restore (docs/operations.md, "Backup and restore"), in-process. */
 
@@ -205,4 +215,92 @@ describe('backup and restore of the embedded database', { skip: !!TEST_DATABASE_
       ArchiveRefusedError,
     );
   });
+});
+
+describe('the archive writer', () => {
+  let work: string;
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'eas-archive-'));
+    const source = join(work, 'data');
+    await mkdir(join(source, 'base', '1'), { recursive: true });
+    await mkdir(join(source, 'empty-folder'));
+    // Larger than one piece of the output (1 MiB), so its bytes span pieces; one empty file; one small.
+    await writeFile(
+      join(source, 'base', '1', '1259'),
+      Buffer.from(Array.from({ length: 3_000_001 }, (_, i) => i % 251)),
+    );
+    await writeFile(join(source, 'base', '1', 'empty'), '');
+    await writeFile(join(source, 'PG_VERSION'), '17\n');
+  });
+  after(() => rm(work, { recursive: true, force: true }));
+
+  const facts: ManifestFacts = {
+    format: ARCHIVE_FORMAT,
+    formatVersion: ARCHIVE_FORMAT_VERSION,
+    release: 'test',
+    schemaVersion: 'test',
+    migrations: 0,
+    createdAt: new Date().toISOString(),
+    engine: { kind: 'pglite', pgliteVersion: 'test', serverVersion: 'test' },
+    deployment: { id: 'test', label: 'test' },
+    masterKey: { inArchive: false, checkValue: null },
+  };
+
+  for (const zip64 of [false, true]) {
+    test(`a zip${zip64 ? ' with ZIP64 records throughout (as past 4 GiB)' : ''} that yauzl reads back whole, CRC-32 included`, async () => {
+      const source = join(work, 'data');
+      const path = join(work, `archive-${zip64}.zip`);
+      const listing = await listDataDirectory(source);
+      const writing = writeArchive(source, listing, facts, zip64 ? { zip64: 'always' } : {});
+      await pipeline(writing.output, createWriteStream(path));
+      await writing.filesRead;
+      const manifest = await writing.manifest;
+      assert.deepEqual(manifest.directories, ['base', 'base/1', 'empty-folder']);
+      assert.deepEqual(
+        manifest.files.map((file) => [file.path, file.bytes]),
+        [
+          ['PG_VERSION', 3],
+          ['base/1/1259', 3_000_001],
+          ['base/1/empty', 0],
+        ],
+      );
+      const bytes = await readFile(path);
+      // The ZIP64 end of central directory record's signature.
+      assert.equal(bytes.includes(Buffer.from([0x50, 0x4b, 0x06, 0x06])), zip64);
+      const archive = await openArchive(path);
+      try {
+        assert.deepEqual(archive.manifest, manifest);
+        const target = join(work, `extracted-${zip64}`);
+        await mkdir(join(target, 'base', '1'), { recursive: true });
+        for (const file of archive.manifest.files) {
+          await (
+            await archive.extract(file, join(target, file.path), () => undefined)
+          ).flushed;
+          assert.deepEqual(await readFile(join(target, file.path)), await readFile(join(source, file.path)));
+        }
+      } finally {
+        archive.close();
+      }
+      // Other unzip tools check each entry's CRC-32 (yauzl does not): the central directory's is the bytes'.
+      const { default: yauzl } = await import('yauzl');
+      const zip = await yauzl.openPromise(path, { lazyEntries: true });
+      const crcs = new Map<string, number>();
+      await new Promise<void>((resolve, reject) => {
+        zip.on('entry', (entry: { fileName: string; crc32: number }) => {
+          crcs.set(entry.fileName, entry.crc32);
+          zip.readEntry();
+        });
+        zip.once('end', resolve);
+        zip.once('error', reject);
+        zip.readEntry();
+      });
+      zip.close();
+      for (const file of manifest.files) {
+        const crc = (zlib as unknown as { crc32: (data: Buffer) => number }).crc32(
+          await readFile(join(source, file.path)),
+        );
+        assert.equal(crcs.get(DATA_FOLDER + file.path), crc, file.path);
+      }
+    });
+  }
 });

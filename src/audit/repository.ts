@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type QueryCreator, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { AuditTable } from './tables.js';
 
@@ -6,6 +6,19 @@ export type AuditRow = Selectable<AuditTable>;
 
 export async function insertRecord(db: Kysely<Database>, row: Insertable<AuditTable>): Promise<void> {
   await db.insertInto('easaudit').values(row).execute();
+}
+
+/**
+ * Where a domain's repository starts a statement of its change that also writes `record` (none when undefined): a
+ * data-modifying WITH, which PostgreSQL runs to completion whatever the statement does with it, so the record commits
+ * or rolls back with the change and costs no round trip of its own (src/audit/README.md, "Recording").
+ */
+export function withRecord(
+  db: Kysely<Database>,
+  record: Insertable<AuditTable> | undefined,
+): Pick<QueryCreator<Database>, 'insertInto'> {
+  if (record === undefined) return db;
+  return db.with('easaudit_record', (creator) => creator.insertInto('easaudit').values(record));
 }
 
 /**

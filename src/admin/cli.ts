@@ -304,6 +304,7 @@ function shellRecorder(audit: AuditTrail): AuditRecorder {
   return {
     record: (db, event) => audit.record(db, shell(event)),
     recordAlone: (event) => audit.recordAlone(shell(event)),
+    recordOf: (event) => audit.recordOf(shell(event)),
   };
 }
 

@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import { withRecord } from '../audit/repository.js';
+import type { AuditRecord } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 
 /** What verifying a presented key needs of its row. */
@@ -47,9 +49,12 @@ export interface NewKey {
   creationdate: Date;
 }
 
-/** Creates the user's key, or replaces the one it has (the old value stops matching in the same statement). */
-export async function upsertKey(db: Kysely<Database>, key: NewKey): Promise<void> {
-  await db
+/**
+ * Creates the user's key, or replaces the one it has (the old value stops matching in the same statement), and writes
+ * the change's audit record, when there is one, in that statement too.
+ */
+export async function upsertKey(db: Kysely<Database>, key: NewKey, record?: AuditRecord): Promise<void> {
+  await withRecord(db, record)
     .insertInto('apikeytoken')
     .values({
       userid: key.userid,

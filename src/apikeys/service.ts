@@ -179,16 +179,19 @@ export class ApiKeyService {
     const apikey = this.refusalRecorded(user.userid, () => this.keyValue(request.apikey));
     const vault = this.keys();
     await this.changeKeys(async (db) => {
-      const existed = await hasKey(db, user.userid);
-      await upsertKey(db, {
-        userid: user.userid,
-        sealed: vault.seal(apikey),
-        digest: vault.digest(apikey),
-        expiration: request.expiration,
-        creationdate: new Date(),
-      });
-      const type = existed ? 'apikey.regenerate' : 'apikey.create';
-      await this.audit.record(db, keyEvent(type, user.userid, { expiration: request.expiration }));
+      const type = (await hasKey(db, user.userid)) ? 'apikey.regenerate' : 'apikey.create';
+      // The audit record rides on the key's statement (src/audit/README.md, "Recording").
+      await upsertKey(
+        db,
+        {
+          userid: user.userid,
+          sealed: vault.seal(apikey),
+          digest: vault.digest(apikey),
+          expiration: request.expiration,
+          creationdate: new Date(),
+        },
+        this.audit.recordOf(keyEvent(type, user.userid, { expiration: request.expiration })),
+      );
     });
     return apikey;
   }

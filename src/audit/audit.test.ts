@@ -12,6 +12,7 @@ import { runAdmin } from '../admin/cli.js';
 import { loadMasterKey } from '../apikeys/vault.js';
 import { openStorage, type Storage } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { insertHistory } from '../properties/repository.js';
 import type { AuditRow } from './repository.js';
 import { AuditTrail } from './service.js';
 
@@ -399,6 +400,35 @@ describe('audit trail', () => {
       /rolled back/,
     );
     assert.deepEqual(await recordsAfter(since), []);
+  });
+
+  test("a record written by the change's own statement commits and rolls back with it", async () => {
+    const since = await lastId();
+    const history = {
+      propname: 'mxe.oslc.maxpagesize',
+      servername: 'COMMON',
+      oldvalue: '1',
+      newvalue: '2',
+      changeby: 'MAXADMIN',
+      changedate: new Date(),
+    };
+    const event = { type: 'test.along', object: 'MAXPROP', key: 'mxe.oslc.maxpagesize/COMMON' };
+    await assert.rejects(
+      db.transaction().execute(async (transaction) => {
+        await insertHistory(transaction, history, t.services.audit.recordOf(event));
+        throw new Error('rolled back');
+      }),
+      /rolled back/,
+    );
+    assert.deepEqual(await recordsAfter(since), []);
+    await db
+      .transaction()
+      .execute((transaction) => insertHistory(transaction, history, t.services.audit.recordOf(event)));
+    const written = await recordsAfter(since);
+    assert.deepEqual(
+      written.map((row) => [row.eventtype, row.objectkey, row.chainseq !== null]),
+      [['test.along', 'mxe.oslc.maxpagesize/COMMON', true]],
+    );
   });
 
   test('MXAPIAUDIT: the whole query language for administrators; refused to users, keys and sessions', async () => {

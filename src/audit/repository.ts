@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type QueryCreator, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { AuditTable } from './tables.js';
 
@@ -6,6 +6,19 @@ export type AuditRow = Selectable<AuditTable>;
 
 export async function insertRecord(db: Kysely<Database>, row: Insertable<AuditTable>): Promise<void> {
   await db.insertInto('easaudit').values(row).execute();
+}
+
+/**
+ * Where a domain's repository starts a statement of its change that also writes `record` (none when undefined): a
+ * data-modifying WITH, which PostgreSQL runs to completion whatever the statement does with it, so the record commits
+ * or rolls back with the change and costs no round trip of its own (src/audit/README.md, "Recording").
+ */
+export function withRecord(
+  db: Kysely<Database>,
+  record: Insertable<AuditTable> | undefined,
+): Pick<QueryCreator<Database>, 'insertInto'> {
+  if (record === undefined) return db;
+  return db.with('easaudit_record', (creator) => creator.insertInto('easaudit').values(record));
 }
 
 /**
@@ -50,17 +63,19 @@ export async function unsealedRecords(db: Kysely<Database>, limit: number, after
     .execute();
 }
 
-/** Gives records their chain positions and digests, in one statement. */
+/**
+ * Gives records their chain positions and digests, in one statement binding an array per column: a second's records
+ * of a busy process are hundreds, and a VALUES list of them is three parameters a record for PostgreSQL to parse and
+ * plan, and for Kysely to compile, every second (src/audit/README.md, "The chain").
+ */
 export async function sealRecords(
   db: Kysely<Database>,
   seals: ReadonlyArray<{ auditid: number; chainseq: number; digest: string }>,
 ): Promise<void> {
   if (seals.length === 0) return;
-  const values = sql.join(
-    seals.map((seal) => sql`(${seal.auditid}::bigint, ${seal.chainseq}::bigint, ${seal.digest}::varchar)`),
-  );
   await sql`update easaudit set chainseq = sealed.chainseq, digest = sealed.digest
-    from (values ${values}) as sealed(auditid, chainseq, digest)
+    from unnest(${seals.map((seal) => seal.auditid)}::bigint[], ${seals.map((seal) => seal.chainseq)}::bigint[],
+      ${seals.map((seal) => seal.digest)}::varchar[]) as sealed(auditid, chainseq, digest)
     where easaudit.auditid = sealed.auditid`.execute(db);
 }
 
@@ -70,11 +85,9 @@ export async function rekeyRecords(
   rows: ReadonlyArray<{ auditid: number; mac: string; digest: string | null }>,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const values = sql.join(
-    rows.map((row) => sql`(${row.auditid}::bigint, ${row.mac}::varchar, ${row.digest}::varchar)`),
-  );
   await sql`update easaudit set mac = rekeyed.mac, digest = rekeyed.digest
-    from (values ${values}) as rekeyed(auditid, mac, digest)
+    from unnest(${rows.map((row) => row.auditid)}::bigint[], ${rows.map((row) => row.mac)}::varchar[],
+      ${rows.map((row) => row.digest)}::varchar[]) as rekeyed(auditid, mac, digest)
     where easaudit.auditid = rekeyed.auditid`.execute(db);
 }
 

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Storage } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { isCredentialName, REDACTED } from '../http/redact.js';
@@ -18,8 +18,7 @@ import {
   unsealedRecords,
   type AuditRow,
 } from './repository.js';
-import type { AuditTable } from './tables.js';
-import type { AuditEvent, AuditRecorder } from './types.js';
+import type { AuditEvent, AuditRecord, AuditRecorder } from './types.js';
 
 /** The retention property (docs/audit.md, "Retention") and its default. */
 export const RETENTION_PROPERTY = 'eas.audit.retentiondays';
@@ -125,8 +124,14 @@ export class AuditTrail implements AuditRecorder {
     await this.db.transaction().execute((transaction) => this.record(transaction, event));
   }
 
+  recordOf(event: AuditEvent): AuditRecord {
+    // Sealing a second from now finds nothing of it if its transaction rolls back.
+    this.scheduleSeal();
+    return this.rowOf(event);
+  }
+
   /** The row of an event: the request's facts, the event's own, its values without secrets, and its MAC. */
-  rowOf(event: AuditEvent): Insertable<AuditTable> {
+  rowOf(event: AuditEvent): AuditRecord {
     const facts = requestFacts(this.keyFingerprint);
     const content = {
       eventtime: new Date(this.now()),

@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { AuditTable } from './tables.js';
 
 /*
  * What other domains see of the audit trail (docs/audit.md): they describe an event and hand it to `record` inside
@@ -36,10 +37,20 @@ export interface AuditRecorder {
   record(db: Kysely<Database>, event: AuditEvent): Promise<void>;
   /** An event that changes nothing (a refusal, a failed per-request credential): a transaction of its own. */
   recordAlone(event: AuditEvent): Promise<void>;
+  /**
+   * The record of an event, for a statement the change sends anyway to write as well (`withRecord`,
+   * src/audit/repository.ts): in the transaction like `record`, without a round trip of its own. Undefined when the
+   * trail is off.
+   */
+  recordOf(event: AuditEvent): AuditRecord | undefined;
 }
+
+/** A record ready to be written (its MAC made), by `withRecord` in the statement of the change it describes. */
+export type AuditRecord = Insertable<AuditTable>;
 
 /** The recorder of a process whose trail is off (EAS_AUDIT=0), and of services built without one. */
 export const NO_AUDIT: AuditRecorder = {
   record: () => Promise.resolve(),
   recordAlone: () => Promise.resolve(),
+  recordOf: () => undefined,
 };

@@ -1,4 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import { withRecord } from '../audit/repository.js';
+import type { AuditRecord } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 import type { MaxPropTable } from './tables.js';
 
@@ -135,8 +137,13 @@ export async function saveValue(db: Kysely<Database>, row: ValueRow): Promise<vo
     .execute();
 }
 
-export async function insertHistory(db: Kysely<Database>, row: HistoryRow): Promise<void> {
-  await db.insertInto('maxprophistory').values(row).execute();
+/** The history row of a set, and the set's audit record when there is one, in one statement. */
+export async function insertHistory(
+  db: Kysely<Database>,
+  row: HistoryRow,
+  record?: AuditRecord,
+): Promise<void> {
+  await withRecord(db, record).insertInto('maxprophistory').values(row).execute();
 }
 
 /** Changes of one property, newest first. */

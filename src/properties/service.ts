@@ -294,16 +294,20 @@ export class PropertyService {
       changeby: user.userid,
       changedate: now,
     });
-    await insertHistory(transaction, {
-      propname: name,
-      servername: serverName,
-      oldvalue: previous ? atRest(previous) : null,
-      newvalue: sealed,
-      changeby: user.userid,
-      changedate: now,
-    });
+    // The audit record rides on the history row's statement (src/audit/README.md, "Recording").
+    await insertHistory(
+      transaction,
+      {
+        propname: name,
+        servername: serverName,
+        oldvalue: previous ? atRest(previous) : null,
+        newvalue: sealed,
+        changeby: user.userid,
+        changedate: now,
+      },
+      this.options.audit?.recordOf(propertyAuditEvent(definition, result, stored)),
+    );
     await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
-    await this.options.audit?.record(transaction, propertyAuditEvent(definition, result, stored));
     return { ...result, propValue: stored, changed: true };
   }
 

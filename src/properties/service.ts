@@ -286,27 +286,16 @@ export class PropertyService {
     if (unchangedLeft && previous && storedBefore === stored)
       return { ...result, propValue: stored, changed: false };
     const sealed = definition.encrypted ? this.seal(definition.propname, stored) : stored;
+    const change = { propname: name, servername: serverName, changeby: user.userid, changedate: now };
     await saveValue(transaction, {
-      propname: name,
-      servername: serverName,
+      ...change,
       propvalue: definition.encrypted ? null : sealed,
       encryptedvalue: definition.encrypted ? sealed : null,
-      changeby: user.userid,
-      changedate: now,
     });
     // The audit record rides on the history row's statement (src/audit/README.md, "Recording").
-    await insertHistory(
-      transaction,
-      {
-        propname: name,
-        servername: serverName,
-        oldvalue: previous ? atRest(previous) : null,
-        newvalue: sealed,
-        changeby: user.userid,
-        changedate: now,
-      },
-      this.options.audit?.recordOf(propertyAuditEvent(definition, result, stored)),
-    );
+    const record = this.options.audit?.recordOf(propertyAuditEvent(definition, result, stored));
+    const history = { ...change, oldvalue: previous ? atRest(previous) : null, newvalue: sealed };
+    await insertHistory(transaction, history, record);
     await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);
     return { ...result, propValue: stored, changed: true };
   }

@@ -335,7 +335,7 @@ function joinSession(
   policy: SessionPolicy,
 ): MaybePromise<void> {
   if (policy === 'reuse' && !hasSessionCookie(request)) {
-    issueCookie(request, reply, options, profile, scheme);
+    issueCookie(request, reply, options, profile, scheme, true);
     return;
   }
   return andThen(sessionOfRequest(request, options.sessions), (current) => {
@@ -375,7 +375,8 @@ function joinSession(
 /**
  * The sealed cookies of an answer to per-request credentials, as a login's are sent (docs/compatibility.md,
  * "Sessions"): they carry the user, the issue time, the user's credential stamp, the scheme and the request's `lean`
- * and `csrf`; nothing is stored until a request replays them.
+ * and `csrf`; nothing is stored until a request replays them. `repeatable`: the request carried no session cookie,
+ * so its connection's answers may repeat the cookie they were handed (src/auth/connection-cookies.ts).
  */
 function issueCookie(
   request: FastifyRequest,
@@ -383,17 +384,30 @@ function issueCookie(
   options: AccessHookOptions,
   profile: UserProfile,
   scheme: string,
+  repeatable = false,
 ): void {
   const query = request.query as Record<string, string | undefined>;
-  const issued = options.sessions.issue({
-    userid: profile.userid,
-    credentialStamp: profile.credentialStamp,
-    scheme,
-    lean: readFlag(query.lean) ?? null,
-    csrfRequired: readFlag(query.csrf) === true,
-    withToken: options.tokenCookie,
-  });
+  const issued = options.sessions.issue(
+    {
+      userid: profile.userid,
+      credentialStamp: profile.credentialStamp,
+      scheme,
+      lean: readFlag(query.lean) ?? null,
+      csrfRequired: readFlag(query.csrf) === true,
+      withToken: options.tokenCookie,
+    },
+    repeatable ? { socket: request.raw.socket, address: clientAddress(request) } : undefined,
+  );
   setSessionCookies(reply, issued, options.cookies);
+}
+
+/**
+ * Who a connection's request comes from, to tell clients apart: behind a balancer that pools its connections, the
+ * address it forwards (trusted for nothing else: a forged one only costs the sender a cookie of its own).
+ */
+function clientAddress(request: FastifyRequest): string {
+  const forwarded = request.headers['x-forwarded-for'];
+  return forwarded === undefined ? request.ip : `${request.ip} ${String(forwarded)}`;
 }
 
 export function hasRight(user: UserProfile, objectStructure: string, right: Right): boolean {

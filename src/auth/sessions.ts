@@ -5,6 +5,7 @@ import { isMaximoError } from '../errors.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
+import { ConnectionCookies } from './connection-cookies.js';
 import { CookieSeal, isSealedCookie, type CookieClaims, type SealedCookies } from './cookie-seal.js';
 import {
   claimSession,
@@ -57,6 +58,12 @@ export interface UnreplayedCookie {
 
 /** What the answer to per-request credentials seals into its cookie (the issue time is the service's clock). */
 export type CookieSessionRequest = Omit<CookieClaims, 'issuedAt'>;
+
+/** The connection an answer goes out on, and its client's address: its next answers may repeat the cookie. */
+export interface IssuingConnection {
+  socket: object;
+  address: string;
+}
 
 export interface OpenedSession {
   entry: SessionEntry;
@@ -163,6 +170,7 @@ export class SessionService {
   /** First replays being stored, by session id: one transaction per cookie and process. */
   private readonly materialising = new Map<string, Promise<SessionEntry | undefined>>();
   private seal: CookieSeal | undefined;
+  private readonly connectionCookies = new ConnectionCookies();
   private readonly now: () => number;
   private lastPurge = 0;
   private admission: SessionAdmission | undefined;
@@ -196,9 +204,18 @@ export class SessionService {
    * The cookies of an answer to per-request credentials: sealed, nothing stored, nothing counted (no database). The
    * first request that replays one stores its session (`materialise`).
    */
-  issue(request: CookieSessionRequest): SealedCookies {
-    if (!this.seal) throw new Error('The session cookie key is not set');
-    return this.seal.seal({ ...request, issuedAt: this.now() });
+  issue(request: CookieSessionRequest, connection?: IssuingConnection): SealedCookies {
+    const seal = this.seal;
+    if (!seal) throw new Error('The session cookie key is not set');
+    const sealAt = (issuedAt: number) => seal.seal({ ...request, issuedAt });
+    if (connection === undefined) return sealAt(this.now());
+    return this.connectionCookies.cookiesFor(
+      connection.socket,
+      connection.address,
+      request,
+      this.now(),
+      sealAt,
+    );
   }
 
   /** Sets the check every new session passes (one; admin mode's). */
@@ -537,6 +554,7 @@ export class SessionService {
 
   /** A notification of an ended session: `<session hash> <token hash>`. */
   private forget(payload: string): void {
+    this.connectionCookies.forgetAll();
     if (payload === EVERYTHING_CHANGED) {
       // Notifications may have been missed (docs/operations.md): sessions are read from the database again.
       this.byId.clear();
@@ -554,6 +572,7 @@ export class SessionService {
     const token = tokenId ?? entry?.tokenId ?? null;
     if (token) this.byToken.delete(token);
     if (ended) {
+      this.connectionCookies.forgetAll();
       this.markUnknown(id);
       if (token) this.markUnknown(token);
     }

@@ -1,0 +1,71 @@
+import type { CookieClaims, SealedCookies } from './cookie-seal.js';
+
+/** How long one connection's answers repeat the cookie it was handed last (docs/security.md, "Session cookies"). */
+export const REPEAT_MS = 1000;
+
+/** What a connection was handed last: for whom, when, and the cookies. */
+interface Handed {
+  claimsKey: string;
+  issuedAt: number;
+  cookies: SealedCookies;
+}
+
+/**
+ * The sealed cookie each keep-alive connection was handed last. A client that sends `maxauth` (BASIC, a key with
+ * `enablesession=1`) on every request of a connection is answered the same cookie for up to `REPEAT_MS`, instead of
+ * one sealed per answer: sealing is most of what such an answer costs. Only the same client can be handed it again:
+ * the same connection, the same client address (a balancer that pools connections names each client), the same user
+ * with the same credential stamp, scheme and flags; any other claim seals a new one (docs/security.md).
+ */
+export class ConnectionCookies {
+  /** Keyed by the connection object: an entry goes with its socket. */
+  private handed = new WeakMap<object, Handed>();
+
+  /**
+   * The cookies `connection` was handed within `REPEAT_MS` for the same claims, else those `seal` makes (issued
+   * at `now`), remembered for the connection's next answers.
+   */
+  cookiesFor(
+    connection: object,
+    address: string,
+    claims: Omit<CookieClaims, 'issuedAt'>,
+    now: number,
+    seal: (issuedAt: number) => SealedCookies,
+  ): SealedCookies {
+    const claimsKey = keyOf(address, claims);
+    const last = this.handed.get(connection);
+    if (
+      last !== undefined &&
+      last.claimsKey === claimsKey &&
+      now - last.issuedAt < REPEAT_MS &&
+      now >= last.issuedAt
+    )
+      return last.cookies;
+    const cookies = seal(now);
+    this.handed.set(connection, { claimsKey, issuedAt: now, cookies });
+    return cookies;
+  }
+
+  /**
+   * Forgets what every connection was handed: a session ended (a logout, an administrator, admin mode), and the
+   * cookie that named it must not be handed out again. Sessions end seldom next to answers.
+   */
+  forgetAll(): void {
+    this.handed = new WeakMap();
+  }
+}
+
+function flag(value: boolean | null): string {
+  return value === null ? '-' : value ? '1' : '0';
+}
+
+function keyOf(address: string, claims: Omit<CookieClaims, 'issuedAt'>): string {
+  // The user id last: it is the only part that could hold the separator.
+  return [
+    address,
+    claims.credentialStamp,
+    claims.scheme,
+    flag(claims.lean) + flag(claims.csrfRequired) + flag(claims.withToken),
+    claims.userid,
+  ].join('\n');
+}

@@ -25,9 +25,11 @@ const WILSON: Omit<CookieClaims, 'issuedAt'> = {
 
 describe('ConnectionCookies', () => {
   let sealed = 0;
-  const seal = (issuedAt: number): SealedCookies => {
-    sealed += 1;
-    return { sessionCookie: `s.${issuedAt}.${sealed}`, tokenCookie: undefined };
+  const seal = {
+    seal: (claims: CookieClaims): SealedCookies => {
+      sealed += 1;
+      return { sessionCookie: `s.${claims.issuedAt}.${sealed}`, tokenCookie: undefined };
+    },
   };
 
   test('repeats a cookie for the same connection, address and claims within the window, and only then', () => {

@@ -1,4 +1,4 @@
-import type { CookieClaims, SealedCookies } from './cookie-seal.js';
+import type { CookieClaims, CookieSeal, SealedCookies } from './cookie-seal.js';
 
 /** How long one connection's answers repeat the cookie it was handed last (docs/security.md, "Session cookies"). */
 export const REPEAT_MS = 1000;
@@ -22,15 +22,15 @@ export class ConnectionCookies {
   private handed = new WeakMap<object, Handed>();
 
   /**
-   * The cookies `connection` was handed within `REPEAT_MS` for the same claims, else those `seal` makes (issued
-   * at `now`), remembered for the connection's next answers.
+   * The cookies `connection` was handed within `REPEAT_MS` for the same claims, else new ones sealed as issued at
+   * `now`, remembered for the connection's next answers.
    */
   cookiesFor(
     connection: object,
     address: string,
     claims: Omit<CookieClaims, 'issuedAt'>,
     now: number,
-    seal: (issuedAt: number) => SealedCookies,
+    seal: Pick<CookieSeal, 'seal'>,
   ): SealedCookies {
     const claimsKey = keyOf(address, claims);
     const last = this.handed.get(connection);
@@ -41,7 +41,7 @@ export class ConnectionCookies {
       now >= last.issuedAt
     )
       return last.cookies;
-    const cookies = seal(now);
+    const cookies = seal.seal({ ...claims, issuedAt: now });
     this.handed.set(connection, { claimsKey, issuedAt: now, cookies });
     return cookies;
   }

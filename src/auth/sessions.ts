@@ -202,19 +202,19 @@ export class SessionService {
 
   /**
    * The cookies of an answer to per-request credentials: sealed, nothing stored, nothing counted (no database). The
-   * first request that replays one stores its session (`materialise`).
+   * first request that replays one stores its session (`materialise`). Given the connection, they may be those it
+   * was handed a moment ago for the same claims (src/auth/connection-cookies.ts).
    */
   issue(request: CookieSessionRequest, connection?: IssuingConnection): SealedCookies {
     const seal = this.seal;
     if (!seal) throw new Error('The session cookie key is not set');
-    const sealAt = (issuedAt: number) => seal.seal({ ...request, issuedAt });
-    if (connection === undefined) return sealAt(this.now());
+    if (connection === undefined) return seal.seal({ ...request, issuedAt: this.now() });
     return this.connectionCookies.cookiesFor(
       connection.socket,
       connection.address,
       request,
       this.now(),
-      sealAt,
+      seal,
     );
   }
 

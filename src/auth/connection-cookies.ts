@@ -1,4 +1,4 @@
-import type { CookieClaims, CookieSeal, SealedCookies } from './cookie-seal.js';
+import { flag, type CookieClaims, type CookieSeal, type SealedCookies } from './cookie-seal.js';
 
 /** How long one connection's answers repeat the cookie it was handed last (docs/security.md, "Session cookies"). */
 export const REPEAT_MS = 1000;
@@ -53,10 +53,6 @@ export class ConnectionCookies {
   forgetAll(): void {
     this.handed = new WeakMap();
   }
-}
-
-function flag(value: boolean | null): string {
-  return value === null ? '-' : value ? '1' : '0';
 }
 
 function keyOf(address: string, claims: Omit<CookieClaims, 'issuedAt'>): string {

@@ -435,7 +435,12 @@ export class SessionService {
     // Ended while the row was read (the notification came first): not to be cached again.
     if (endedHere()) return 'ended';
     if (row) return this.byId.get(row.sessionhash) ?? this.remember(row);
-    return (await isClaimed(this.options.db, id)) ? 'ended' : undefined;
+    if (!(await isClaimed(this.options.db, id))) return undefined;
+    // A claim commits with the session it stores: one that another process committed after the read above shows
+    // its session now, unless it was ended since.
+    const stored = await findSession(this.options.db, 'sessionhash', id);
+    if (stored && !endedHere()) return this.byId.get(stored.sessionhash) ?? this.remember(stored);
+    return 'ended';
   }
 
   private resolveEntry(entry: SessionEntry): MaybePromise<SessionEntry | undefined> {

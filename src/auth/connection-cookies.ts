@@ -3,6 +3,12 @@ import { flag, type CookieClaims, type CookieSeal, type SealedCookies } from './
 /** How long one connection's answers repeat the cookie it was handed last (docs/security.md, "Session cookies"). */
 export const REPEAT_MS = 1000;
 
+/** The connection an answer goes out on, and its client's address: its next answers may repeat the cookie. */
+export interface IssuingConnection {
+  socket: object;
+  address: string;
+}
+
 /** What a connection was handed last: for whom, when, and the cookies. */
 interface Handed {
   claimsKey: string;

@@ -5,7 +5,7 @@ import { isMaximoError } from '../errors.js';
 import { BoundedCache } from '../util/bounded-cache.js';
 import { CacheStatistics } from '../util/cache-statistics.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
-import { ConnectionCookies } from './connection-cookies.js';
+import { ConnectionCookies, type IssuingConnection } from './connection-cookies.js';
 import { CookieSeal, isSealedCookie, type CookieClaims, type SealedCookies } from './cookie-seal.js';
 import {
   claimSession,
@@ -58,12 +58,6 @@ export interface UnreplayedCookie {
 
 /** What the answer to per-request credentials seals into its cookie (the issue time is the service's clock). */
 export type CookieSessionRequest = Omit<CookieClaims, 'issuedAt'>;
-
-/** The connection an answer goes out on, and its client's address: its next answers may repeat the cookie. */
-export interface IssuingConnection {
-  socket: object;
-  address: string;
-}
 
 export interface OpenedSession {
   entry: SessionEntry;
@@ -559,8 +553,8 @@ export class SessionService {
 
   /** A notification of an ended session: `<session hash> <token hash>`. */
   private forget(payload: string): void {
-    this.connectionCookies.forgetAll();
     if (payload === EVERYTHING_CHANGED) {
+      this.connectionCookies.forgetAll();
       // Notifications may have been missed (docs/operations.md): sessions are read from the database again.
       this.byId.clear();
       this.byToken.clear();

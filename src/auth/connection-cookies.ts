@@ -1,4 +1,4 @@
-import { flag, type CookieClaims, type CookieSeal, type SealedCookies } from './cookie-seal.js';
+import type { CookieClaims, CookieSeal, SealedCookies } from './cookie-seal.js';
 
 /** How long one connection's answers repeat the cookie it was handed last (docs/security.md, "Session cookies"). */
 export const REPEAT_MS = 1000;
@@ -11,7 +11,8 @@ export interface IssuingConnection {
 
 /** What a connection was handed last: for whom, when, and the cookies. */
 interface Handed {
-  claimsKey: string;
+  address: string;
+  claims: Omit<CookieClaims, 'issuedAt'>;
   issuedAt: number;
   cookies: SealedCookies;
 }
@@ -38,17 +39,17 @@ export class ConnectionCookies {
     now: number,
     seal: Pick<CookieSeal, 'seal'>,
   ): SealedCookies {
-    const claimsKey = keyOf(address, claims);
     const last = this.handed.get(connection);
     if (
       last !== undefined &&
-      last.claimsKey === claimsKey &&
       now - last.issuedAt < REPEAT_MS &&
-      now >= last.issuedAt
+      now >= last.issuedAt &&
+      last.address === address &&
+      sameClaims(last.claims, claims)
     )
       return last.cookies;
     const cookies = seal.seal({ ...claims, issuedAt: now });
-    this.handed.set(connection, { claimsKey, issuedAt: now, cookies });
+    this.handed.set(connection, { address, claims, issuedAt: now, cookies });
     return cookies;
   }
 
@@ -61,13 +62,13 @@ export class ConnectionCookies {
   }
 }
 
-function keyOf(address: string, claims: Omit<CookieClaims, 'issuedAt'>): string {
-  // The user id last: it is the only part that could hold the separator.
-  return [
-    address,
-    claims.credentialStamp,
-    claims.scheme,
-    flag(claims.lean) + flag(claims.csrfRequired) + flag(claims.withToken),
-    claims.userid,
-  ].join('\n');
+function sameClaims(a: Omit<CookieClaims, 'issuedAt'>, b: Omit<CookieClaims, 'issuedAt'>): boolean {
+  return (
+    a.userid === b.userid &&
+    a.credentialStamp === b.credentialStamp &&
+    a.scheme === b.scheme &&
+    a.lean === b.lean &&
+    a.csrfRequired === b.csrfRequired &&
+    a.withToken === b.withToken
+  );
 }

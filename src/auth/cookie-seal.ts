@@ -45,8 +45,7 @@ const ASSOCIATED_DATA = Buffer.from('eas session cookie v1');
 const SEPARATOR = '|';
 const BODY = /^[A-Za-z0-9_-]+$/;
 
-/** A flag of the claims as one character: `-` none asked for, `1` on, `0` off. */
-export function flag(value: boolean | null): string {
+function flag(value: boolean | null): string {
   return value === null ? '-' : value ? '1' : '0';
 }
 

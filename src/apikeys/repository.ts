@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { withRecord } from '../audit/repository.js';
+import { executePrepared } from '../db/prepared-statements.js';
 import type { AuditRecord } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 
@@ -53,8 +54,8 @@ export interface NewKey {
  * Creates the user's key, or replaces the one it has (the old value stops matching in the same statement), and writes
  * the change's audit record, when there is one, in that statement too.
  */
-export async function upsertKey(db: Kysely<Database>, key: NewKey, record?: AuditRecord): Promise<void> {
-  await withRecord(db, record)
+export function keyUpsert(db: Kysely<Database>, key: NewKey, record?: AuditRecord) {
+  return withRecord(db, record)
     .insertInto('apikeytoken')
     .values({
       userid: key.userid,
@@ -72,8 +73,12 @@ export async function upsertKey(db: Kysely<Database>, key: NewKey, record?: Audi
         exposedinurl: false,
         exposeddate: null,
       }),
-    )
-    .execute();
+    );
+}
+
+/** Writes `keyUpsert`, sent by name: it runs inside the lock of the user's key row. */
+export async function upsertKey(db: Kysely<Database>, key: NewKey, record?: AuditRecord): Promise<void> {
+  await executePrepared(db, keyUpsert(db, key, record));
 }
 
 /** Deletes the user's key; true when there was one. */

@@ -11,8 +11,9 @@ import { ADMIN_PASSWORD, DEMO_PASSWORD, TEST_DATABASE_URL } from '../../test/hel
 import { runAdmin } from '../admin/cli.js';
 import { loadMasterKey } from '../apikeys/vault.js';
 import { openStorage, type Storage } from '../db/database.js';
+import { preparedName } from '../db/prepared-statements.js';
 import type { Database } from '../db/schema.js';
-import { insertHistory } from '../properties/repository.js';
+import { historyInsert, insertHistory } from '../properties/repository.js';
 import type { AuditRow } from './repository.js';
 import { AuditTrail } from './service.js';
 
@@ -429,6 +430,10 @@ describe('audit trail', () => {
       written.map((row) => [row.eventtype, row.objectkey, row.chainseq !== null]),
       [['test.along', 'mxe.oslc.maxpagesize/COMMON', true]],
     );
+    // Sent by name: PostgreSQL plans it once per connection, not inside every set's row lock.
+    const text = historyInsert(db, history, t.services.audit.recordOf(event)).compile().sql;
+    assert.match(text, /^with "easaudit_record" as \(insert into "easaudit"/);
+    assert.ok(preparedName(text) !== undefined, 'the history row and its record are a prepared statement');
   });
 
   test('MXAPIAUDIT: the whole query language for administrators; refused to users, keys and sessions', async () => {

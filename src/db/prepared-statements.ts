@@ -38,6 +38,20 @@ export function preparedName(text: string): string | undefined {
   return names.get(text);
 }
 
+/**
+ * Compiles `query`, marks its text as prepared and runs it: for a write whose text never varies that runs inside a
+ * row lock other writers wait on, where planning it afresh each time is time they all wait for (README.md,
+ * "Prepared statements"). Its text must not depend on the values, only on which columns are written.
+ */
+export async function executePrepared(
+  db: QueryExecutor,
+  query: { compile(): CompiledQuery },
+): Promise<QueryResult<unknown>> {
+  const compiled = query.compile();
+  preparedStatement(compiled.sql);
+  return db.executeQuery(compiled);
+}
+
 /** Forgets every name (the metadata changed): texts marked again are prepared afresh under new names. */
 export function forgetPrepared(): void {
   names.clear();

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { withRecord } from '../audit/repository.js';
+import { executePrepared } from '../db/prepared-statements.js';
 import type { AuditRecord } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 import type { MaxPropTable } from './tables.js';
@@ -138,12 +139,20 @@ export async function saveValue(db: Kysely<Database>, row: ValueRow): Promise<vo
 }
 
 /** The history row of a set, and the set's audit record when there is one, in one statement. */
+export function historyInsert(db: Kysely<Database>, row: HistoryRow, record?: AuditRecord) {
+  return withRecord(db, record).insertInto('maxprophistory').values(row);
+}
+
+/**
+ * Writes `historyInsert`, sent by name: it runs inside the property's row lock, and with its audit record it is the
+ * longest statement a set sends there.
+ */
 export async function insertHistory(
   db: Kysely<Database>,
   row: HistoryRow,
   record?: AuditRecord,
 ): Promise<void> {
-  await withRecord(db, record).insertInto('maxprophistory').values(row).execute();
+  await executePrepared(db, historyInsert(db, row, record));
 }
 
 /** Changes of one property, newest first. */

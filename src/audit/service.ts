@@ -2,8 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Storage } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { isCredentialName, REDACTED } from '../http/redact.js';
-import { GENESIS, chainKey, digestOf, macOf, sameHex, type SealedContent } from './chain.js';
-import { fingerprint, requestFacts } from './context.js';
+import { GENESIS, chainKey, digestOf, fingerprint, macOf, sameHex, type SealedContent } from './chain.js';
 import {
   chainHead,
   deleteThrough,
@@ -18,13 +17,23 @@ import {
   unsealedRecords,
   type AuditRow,
 } from './repository.js';
-import type { AuditEvent, AuditRecord, AuditRecorder } from './types.js';
+import type { AuditEvent, AuditRecord, AuditRecorder, RequestFacts } from './types.js';
 
 /** The retention property (docs/audit.md, "Retention") and its default. */
 export const RETENTION_PROPERTY = 'eas.audit.retentiondays';
 export const DEFAULT_RETENTION_DAYS = 400;
 
 const SEAL_BATCH = 500;
+
+/** The facts of an event without an origin (the shell, a timer, a batch of logins): its own fields say who. */
+const NO_REQUEST: RequestFacts = {
+  userid: null,
+  authscheme: null,
+  keyid: null,
+  sessiondigest: null,
+  clientaddr: null,
+  requestid: null,
+};
 /** After a record, the wait before sealing: a busy process's records of a second are sealed together (README). */
 const SEAL_DELAY_MS = 1_000;
 const SEAL_SWEEP_MS = 5_000;
@@ -130,9 +139,9 @@ export class AuditTrail implements AuditRecorder {
     return this.rowOf(event);
   }
 
-  /** The row of an event: the request's facts, the event's own, its values without secrets, and its MAC. */
+  /** The row of an event: its origin's facts, the event's own, its values without secrets, and its MAC. */
   rowOf(event: AuditEvent): AuditRecord {
-    const facts = requestFacts(this.keyFingerprint);
+    const facts = event.origin ? event.origin.facts(this.keyFingerprint) : NO_REQUEST;
     const content = {
       eventtime: new Date(this.now()),
       eventtype: event.type.slice(0, 40),

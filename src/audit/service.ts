@@ -24,6 +24,15 @@ export const RETENTION_PROPERTY = 'eas.audit.retentiondays';
 export const DEFAULT_RETENTION_DAYS = 400;
 
 const SEAL_BATCH = 500;
+/** After a record, the wait before sealing: a busy process's records of a second are sealed together (README). */
+const SEAL_DELAY_MS = 1_000;
+const SEAL_SWEEP_MS = 5_000;
+const RETENTION_SWEEP_MS = 6 * 3_600_000;
+const DAY_MS = 86_400_000;
+const MAX_VALUE_LENGTH = 8_000;
+
+/** Names of values that are never recorded, beyond the request log's credential names (src/http/redact.ts). */
+const SECRET_NAME = /(password|passwd|secret|apikey|token|cookie|credential|privatekey|_lpwd)/i;
 
 /** The facts of an event without an origin (the shell, a timer, a batch of logins): its own fields say who. */
 const NO_REQUEST: RequestFacts = {
@@ -34,15 +43,6 @@ const NO_REQUEST: RequestFacts = {
   clientaddr: null,
   requestid: null,
 };
-/** After a record, the wait before sealing: a busy process's records of a second are sealed together (README). */
-const SEAL_DELAY_MS = 1_000;
-const SEAL_SWEEP_MS = 5_000;
-const RETENTION_SWEEP_MS = 6 * 3_600_000;
-const DAY_MS = 86_400_000;
-const MAX_VALUE_LENGTH = 8_000;
-
-/** Names of values that are never recorded, beyond the request log's credential names (src/http/redact.ts). */
-const SECRET_NAME = /(password|passwd|secret|apikey|token|cookie|credential|privatekey|_lpwd)/i;
 
 export interface AuditTrailOptions {
   storage: Storage;

@@ -136,16 +136,14 @@ export class WriteUnit implements ResourceWriter {
     const changed = convertInput(object, body, before, childNames(node));
     const record: Row = { ...before, ...changed };
     await validateRecord(this.context(), object, changed, record, false);
-    await this.writeRules
-      .get(object.name)
-      ?.beforeUpdate?.({
-        db: this.db,
-        object,
-        user: this.user,
-        origin: this.origin,
-        values: changed,
-        before,
-      });
+    await this.writeRules.get(object.name)?.beforeUpdate?.({
+      db: this.db,
+      object,
+      user: this.user,
+      origin: this.origin,
+      values: changed,
+      before,
+    });
     stampWrite(object, changed, before, this.writeStamp());
     await repository.updateRow(this.db, object, uniqueId, changed);
     const after = await repository.findByUniqueId(this.db, object, uniqueId);

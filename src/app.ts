@@ -39,7 +39,6 @@ import { requestStatistics, type RequestStatistics } from './metrics/requests.js
 import { appModules, moduleContext } from './modules.js';
 import { PACKAGE_VERSION } from './system/release.js';
 import { createServices, type ServiceGraph } from './services.js';
-import { installRequestContext } from './audit/context.js';
 
 /** A route as registered, with what it requires (the shared access test walks every one). */
 export interface RouteSummary {
@@ -127,8 +126,6 @@ export async function buildApp(
   const graph = await createServices(config, storage, app.log);
   const { properties } = graph;
   app.addHook('onClose', () => graph.close());
-  // Audited changes find their request (who, from where) without it being passed through every service.
-  if (config.audit.enabled) installRequestContext(app);
   app.decorate(
     'publicBase',
     publicBaseOf(config.contextRoot, config.publicUrl, () => properties.get('mxe.oslc.webappurl')),

@@ -39,8 +39,8 @@ function propertyBodies(): () => string {
 
 /**
  * Issue 41: the same request against the service with its audit trail on (EAS_AUDIT=1: a record in each write's
- * transaction, the request-context hooks) and off (EAS_AUDIT=0): writes that are recorded, and reads that are not
- * (which pay only the hooks).
+ * transaction) and off (EAS_AUDIT=0): writes that are recorded, and reads that are not (which should pay nothing:
+ * the request's origin is passed to the services that record, src/audit/README.md "Request context").
  */
 export const auditSection: Section = {
   name: 'audit',
@@ -100,12 +100,12 @@ export const auditSection: Section = {
         body: assetBodies(),
         check: expectStatus(201),
       }),
-      pair('getProperty', 'wsmethod:getProperty (not recorded: the request-context hooks only), session', {
+      pair('getProperty', 'wsmethod:getProperty (not recorded), session', {
         path: PROPERTY_PATH,
         headers: session,
         check: checkPropertyAnswer,
       }),
-      pair('asset page', 'GET a page of 20 assets (not recorded: the request-context hooks only), session', {
+      pair('asset page', 'GET a page of 20 assets (not recorded), session', {
         path: ASSET_PAGE,
         headers: session,
         check: expectStatus(200),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { originOf } from '../audit/context.js';
 import { sendJson } from '../http/reply.js';
 import { formatDate } from '../oslc/values.js';
 import { SessionParams } from './schemas.js';
@@ -44,7 +45,7 @@ export async function activeSessionRoutes(
     '/sessions/:sessionid',
     { schema: { params: SessionParams }, config: admin },
     async (request, reply) => {
-      await activeSessions.end(request.params.sessionid);
+      await activeSessions.end(request.params.sessionid, originOf(request));
       return reply.code(204).send();
     },
   );

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { sessionsEndedEvent } from '../audit/events.js';
-import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
+import { NO_AUDIT, type AuditRecorder, type RequestOrigin } from '../audit/types.js';
 import type { SessionService } from '../auth/sessions.js';
 import type { Database } from '../db/schema.js';
 import { errors } from '../errors.js';
@@ -33,18 +33,18 @@ export class ActiveSessionService {
     return rows.map((row) => ({ ...row, current: row.maxsessionid === current }));
   }
 
-  async end(maxsessionid: number): Promise<void> {
+  async end(maxsessionid: number, origin?: RequestOrigin): Promise<void> {
     const hashes = await findSessionHashes(this.db, maxsessionid);
     if (!hashes) throw errors.sessionNotFound(String(maxsessionid));
     await this.sessions.end({ id: hashes.sessionhash, tokenId: hashes.tokenhash }, (transaction) =>
-      this.audit.record(
-        transaction,
-        sessionsEndedEvent(
+      this.audit.record(transaction, {
+        ...sessionsEndedEvent(
           'administrator',
           [{ sessionhash: hashes.sessionhash, userid: hashes.userid }],
           hashes.userid,
         ),
-      ),
+        origin,
+      }),
     );
   }
 }

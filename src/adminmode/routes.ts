@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { originOf } from '../audit/context.js';
 import { errors } from '../errors.js';
 import { sendJson } from '../http/reply.js';
 import { formatDate } from '../oslc/values.js';
@@ -80,7 +81,7 @@ export async function adminModeRoutes(app: FastifyInstance, options: AdminModeRo
     '/adminmode/on',
     { schema: { body: TurnOnBody }, config: admin, preValidation: emptyBodyAsObject },
     async (request, reply) => {
-      const state = await adminMode.turnOn(request.user!.userid, request.body);
+      const state = await adminMode.turnOn(request.user!.userid, request.body, originOf(request));
       return sendJson(reply, 200, stateJson(state));
     },
   );
@@ -89,7 +90,7 @@ export async function adminModeRoutes(app: FastifyInstance, options: AdminModeRo
     '/adminmode/off',
     { schema: { body: TurnOffBody }, config: admin, preValidation: emptyBodyAsObject },
     async (request, reply) => {
-      const state = await adminMode.turnOff(request.user!.userid);
+      const state = await adminMode.turnOff(request.user!.userid, originOf(request));
       return sendJson(reply, 200, stateJson(state));
     },
   );

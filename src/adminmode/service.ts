@@ -17,7 +17,7 @@ import {
 } from './repository.js';
 import type { AdminModeValue } from './tables.js';
 import { adminModeEvent, sessionsEndedEvent } from '../audit/events.js';
-import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
+import { NO_AUDIT, type AuditRecorder, type RequestOrigin } from '../audit/types.js';
 
 export type { AdminModeValue } from './tables.js';
 
@@ -198,7 +198,7 @@ export class AdminModeService {
       if (current.state !== 1) return [];
       const deleted = await deleteOrdinarySessions(transaction);
       await this.options.sessions.announceEnded(transaction, deleted);
-      await this.recordEnded(transaction, deleted);
+      await this.recordEnded(transaction, deleted, undefined);
       return deleted;
     });
     this.options.sessions.forgetEnded(ended);
@@ -213,7 +213,7 @@ export class AdminModeService {
    * Starts turning admin mode on (state 2), or turns it on at once when no ordinary session is live or `logoutmin`
    * is 0. While already on or pending, nothing changes: the state is answered as it is.
    */
-  async turnOn(userid: string, request: TurnOnRequest): Promise<AdminModeState> {
+  async turnOn(userid: string, request: TurnOnRequest, origin?: RequestOrigin): Promise<AdminModeState> {
     const defaults = this.options.defaults();
     const numsessions = request.numsessions ?? defaults.numsessions;
     const logoutmin = request.logoutmin ?? defaults.logoutmin;
@@ -253,8 +253,12 @@ export class AdminModeService {
         endedsessions: ended.length,
       });
       const audited = adminModeEvent(tostate === 1 ? 'on' : 'pending', current.state, tostate, ended.length);
-      await this.audit.record(transaction, { ...audited, after: { state: tostate, numsessions, logoutmin } });
-      await this.announce(transaction, row, ended);
+      await this.audit.record(transaction, {
+        ...audited,
+        origin,
+        after: { state: tostate, numsessions, logoutmin },
+      });
+      await this.announce(transaction, row, ended, origin);
       return { row, ended };
     });
     this.options.sessions.forgetEnded(changed.ended);
@@ -263,7 +267,7 @@ export class AdminModeService {
   }
 
   /** Turns admin mode off at once (from on or pending): logins are open again. Off already: nothing changes. */
-  async turnOff(userid: string): Promise<AdminModeState> {
+  async turnOff(userid: string, origin?: RequestOrigin): Promise<AdminModeState> {
     const row = await this.db.transaction().execute(async (transaction) => {
       const current = await readState(transaction, true);
       if (current.state === 0) return current;
@@ -290,8 +294,8 @@ export class AdminModeService {
         servername: this.options.serverName,
         endedsessions: 0,
       });
-      await this.audit.record(transaction, adminModeEvent('off', current.state, 0, 0));
-      await this.announce(transaction, off, []);
+      await this.audit.record(transaction, { ...adminModeEvent('off', current.state, 0, 0), origin });
+      await this.announce(transaction, off, [], origin);
       return off;
     });
     this.apply(row);
@@ -382,9 +386,10 @@ export class AdminModeService {
     transaction: Kysely<Database>,
     row: AdminModeRow,
     ended: ReadonlyArray<{ sessionhash: string; tokenhash: string | null; userid: string }>,
+    origin?: RequestOrigin,
   ): Promise<void> {
     await this.options.sessions.announceEnded(transaction, ended);
-    await this.recordEnded(transaction, ended);
+    await this.recordEnded(transaction, ended, origin);
     await this.options.bus.notify(transaction, CHANNEL, String(row.generation));
   }
 
@@ -392,8 +397,10 @@ export class AdminModeService {
   private async recordEnded(
     transaction: Kysely<Database>,
     ended: ReadonlyArray<{ sessionhash: string; userid: string }>,
+    origin: RequestOrigin | undefined,
   ): Promise<void> {
-    if (ended.length > 0) await this.audit.record(transaction, sessionsEndedEvent('adminmode', ended));
+    if (ended.length > 0)
+      await this.audit.record(transaction, { ...sessionsEndedEvent('adminmode', ended), origin });
   }
 
   private async reload(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { originOf } from '../audit/context.js';
 import { errors } from '../errors.js';
 import { sendJson } from '../http/reply.js';
 import type { ApiKeyService, KeyRequest } from './service.js';
@@ -20,12 +21,12 @@ export async function apiKeyRoutes(app: FastifyInstance, options: ApiKeyRoutesOp
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   app.post('/apitoken/create', { config: { access: { kind: 'user' } } }, async (request, reply) => {
-    const apikey = await apiKeys.createOwn(request.user!, readKeyRequest(request.body));
+    const apikey = await apiKeys.createOwn(request.user!, readKeyRequest(request.body), originOf(request));
     return sendJson(reply, 200, { apikey });
   });
 
   app.post('/apitoken/revoke', { config: { access: { kind: 'user' } } }, async (request, reply) => {
-    const revoked = await apiKeys.revokeOwn(request.user!);
+    const revoked = await apiKeys.revokeOwn(request.user!, originOf(request));
     return sendJson(reply, 200, { revoked });
   });
 }

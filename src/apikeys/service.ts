@@ -5,7 +5,7 @@ import type { UserProfile } from '../auth/types.js';
 import { EVERYTHING_CHANGED, type Confirmation } from '../db/change-bus.js';
 import type { Storage } from '../db/database.js';
 import { errors, MaximoError } from '../errors.js';
-import { NO_AUDIT, type AuditEvent, type AuditRecorder } from '../audit/types.js';
+import { NO_AUDIT, type AuditEvent, type AuditRecorder, type RequestOrigin } from '../audit/types.js';
 import type { MaybePromise } from '../util/maybe-promise.js';
 import type { WriteRuleContext, WriteRules } from '../oslc/write-extensions.js';
 import type { StoredValue } from '../oslc/values.js';
@@ -127,22 +127,23 @@ export class ApiKeyService {
 
   /**
    * The owner of a presented key; BMXAA9549E for an unknown, revoked or expired one. At once for a key this process
-   * has verified before (nearly every request), later when its row must be read or its exposure recorded.
+   * has verified before (nearly every request), later when its row must be read or its exposure recorded. `origin`:
+   * the request presenting it, for the records of a refusal or an exposure (read only when one is made).
    */
-  verify(apikey: string, sentInUrl: boolean): MaybePromise<string> {
+  verify(apikey: string, sentInUrl: boolean, origin?: RequestOrigin): MaybePromise<string> {
     const digest = this.keys().digest(apikey);
     const cached = this.cache.get(digest);
     if (cached) this.cacheStatistics.hits += 1;
     else this.cacheStatistics.misses += 1;
     return cached
-      ? this.admit(digest, cached, sentInUrl)
-      : this.load(digest).then((entry) => this.admit(digest, entry, sentInUrl));
+      ? this.admit(digest, cached, sentInUrl, origin)
+      : this.load(digest, origin).then((entry) => this.admit(digest, entry, sentInUrl, origin));
   }
 
-  private async load(digest: string): Promise<CachedKey> {
+  private async load(digest: string, origin: RequestOrigin | undefined): Promise<CachedKey> {
     const generation = this.generation;
     const row = await findByDigest(this.db, digest);
-    if (!row) return this.notValid(null, 'unknown');
+    if (!row) return this.notValid(null, 'unknown', origin);
     const entry: CachedKey = {
       userid: row.userid,
       expiresAt: row.expiration < 0 ? null : row.creationdate.getTime() + row.expiration * MS_PER_MINUTE,
@@ -155,10 +156,15 @@ export class ApiKeyService {
     return entry;
   }
 
-  private admit(digest: string, entry: CachedKey, sentInUrl: boolean): MaybePromise<string> {
+  private admit(
+    digest: string,
+    entry: CachedKey,
+    sentInUrl: boolean,
+    origin: RequestOrigin | undefined,
+  ): MaybePromise<string> {
     if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
       this.cache.delete(digest);
-      return this.notValid(entry.userid, 'expired');
+      return this.notValid(entry.userid, 'expired', origin);
     }
     if (sentInUrl && !entry.exposedInUrl) {
       entry.exposedInUrl = true;
@@ -166,7 +172,7 @@ export class ApiKeyService {
         .transaction()
         .execute(async (transaction) => {
           if (await markExposed(transaction, digest, new Date()))
-            await this.audit.record(transaction, keyEvent('apikey.exposed', entry.userid));
+            await this.audit.record(transaction, keyEvent('apikey.exposed', entry.userid, origin));
         })
         .then(() => entry.userid);
     }
@@ -174,9 +180,9 @@ export class ApiKeyService {
   }
 
   /** `/apitoken/create`: the caller's key, created or regenerated (the old value stops working at once). */
-  async createOwn(user: UserProfile, request: KeyRequest): Promise<string> {
+  async createOwn(user: UserProfile, request: KeyRequest, origin?: RequestOrigin): Promise<string> {
     checkExpiration(request.expiration);
-    const apikey = this.refusalRecorded(user.userid, () => this.keyValue(request.apikey));
+    const apikey = this.refusalRecorded(user.userid, origin, () => this.keyValue(request.apikey));
     const vault = this.keys();
     await this.changeKeys(async (db) => {
       const type = (await hasKey(db, user.userid)) ? 'apikey.regenerate' : 'apikey.create';
@@ -190,7 +196,7 @@ export class ApiKeyService {
           expiration: request.expiration,
           creationdate: new Date(),
         },
-        this.audit.recordOf(keyEvent(type, user.userid, { expiration: request.expiration })),
+        this.audit.recordOf(keyEvent(type, user.userid, origin, { expiration: request.expiration })),
       );
     });
     return apikey;
@@ -211,10 +217,10 @@ export class ApiKeyService {
   }
 
   /** `/apitoken/revoke`: deletes the caller's key; false when there was none. */
-  async revokeOwn(user: UserProfile): Promise<boolean> {
+  async revokeOwn(user: UserProfile, origin?: RequestOrigin): Promise<boolean> {
     return this.changeKeys(async (db) => {
       const revoked = await deleteKey(db, user.userid);
-      if (revoked) await this.audit.record(db, keyEvent('apikey.revoke', user.userid));
+      if (revoked) await this.audit.record(db, keyEvent('apikey.revoke', user.userid, origin));
       return revoked;
     });
   }
@@ -228,10 +234,15 @@ export class ApiKeyService {
    * A presented key refused (unknown, revoked or expired): BMXAA9549E, and a failed login in the audit trail, named by
    * the key's fingerprint (docs/audit.md). A key that works is no login record; one that fails is, like a password.
    */
-  private async notValid(userid: string | null, reason: 'unknown' | 'expired'): Promise<never> {
+  private async notValid(
+    userid: string | null,
+    reason: 'unknown' | 'expired',
+    origin: RequestOrigin | undefined,
+  ): Promise<never> {
     await this.audit
       .recordAlone({
         type: 'login.failure',
+        origin,
         outcome: 'FAILURE',
         user: userid,
         scheme: 'APIKEY',
@@ -251,14 +262,14 @@ export class ApiKeyService {
    * Runs a decision of the key properties; a refusal is recorded (docs/audit.md) in a transaction of its own, not
    * awaited: it may be taken inside the writer's transaction, which rolls back and, on PGlite, holds the connection.
    */
-  private refusalRecorded<T>(userid: string, decide: () => T): T {
+  private refusalRecorded<T>(userid: string, origin: RequestOrigin | undefined, decide: () => T): T {
     try {
       return decide();
     } catch (error) {
       if (error instanceof MaximoError && PROPERTY_REFUSALS.has(error.reasonCode)) {
         this.audit
           .recordAlone({
-            ...keyEvent('apikey.refused', userid),
+            ...keyEvent('apikey.refused', userid, origin),
             outcome: 'REFUSED',
             detail: { reasonCode: error.reasonCode },
           })
@@ -286,10 +297,10 @@ export class ApiKeyService {
     return this.keys().open(stored) ?? null;
   };
 
-  private async beforeInsert({ db, values, user }: WriteRuleContext): Promise<void> {
+  private async beforeInsert({ db, values, user, origin }: WriteRuleContext): Promise<void> {
     checkExpiration(values.expiration);
     const userid = String(values.userid);
-    this.refusalRecorded(userid, () => {
+    this.refusalRecorded(userid, origin, () => {
       if (this.options.properties.getFlag(ONLY_FOR_SELF_PROPERTY) === true && userid !== user.userid) {
         throw errors.apiKeyOnlyForSelf(userid);
       }
@@ -300,7 +311,7 @@ export class ApiKeyService {
     // Inside the writer's transaction (on PGlite it holds the only connection).
     if (await hasKey(typedView(db), userid)) throw errors.apiKeyExists(userid);
     const sent = typeof values.apikey === 'string' && values.apikey !== '' ? values.apikey : undefined;
-    const apikey = this.refusalRecorded(userid, () => this.keyValue(sent));
+    const apikey = this.refusalRecorded(userid, origin, () => this.keyValue(sent));
     const vault = this.keys();
     values.apikey = vault.seal(apikey);
     values.apikeydigest = vault.digest(apikey);
@@ -359,8 +370,13 @@ export class ApiKeyService {
 }
 
 /** A key's event: the key is its owner's user id (one key per user); never its value. */
-function keyEvent(type: string, owner: string, detail?: Record<string, unknown>): AuditEvent {
-  return { type, object: APIKEY_OBJECT, key: owner, ...(detail && { detail }) };
+function keyEvent(
+  type: string,
+  owner: string,
+  origin: RequestOrigin | undefined,
+  detail?: Record<string, unknown>,
+): AuditEvent {
+  return { type, origin, object: APIKEY_OBJECT, key: owner, ...(detail && { detail }) };
 }
 
 function checkExpiration(value: unknown): asserts value is number {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { readFlag } from '../http/query-string.js';
+import { originOf } from '../audit/context.js';
 import type { AuthStrategy } from '../auth/types.js';
 import type { ApiKeyService } from './service.js';
 
@@ -39,7 +40,7 @@ export function apiKeyStrategy(keys: ApiKeyService): AuthStrategy {
       const key = presentedKey(request);
       // applies() was true, so the key is there; the check keeps the types honest.
       if (!key) return Promise.reject(new Error('no API key on the request'));
-      return keys.verify(key.value, key.inUrl);
+      return keys.verify(key.value, key.inUrl, originOf(request));
     },
     wantsSession: (request) =>
       readFlag((request.query as Record<string, string | undefined>).enablesession) === true,

@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /*
  * The integrity of the trail (src/audit/README.md, "The chain"): pure functions, no storage.
@@ -55,4 +55,9 @@ export function digestOf(key: Buffer, previous: string, chainseq: number, mac: s
 export function sameHex(a: string | null, b: string): boolean {
   if (a === null || a.length !== b.length) return false;
   return timingSafeEqual(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** A fingerprint of a secret that names it without revealing it (used when no key service is at hand). */
+export function fingerprint(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 16);
 }

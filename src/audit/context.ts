@@ -1,48 +1,33 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { RequestFacts, RequestOrigin } from './types.js';
 
 /**
- * The request an audited change happens in, found without passing it through every service: the hooks below run
- * the rest of the request inside an AsyncLocalStorage scope holding it. Run again before validation, because a body
- * is read in the socket's context, not the request's (src/audit/README.md, "Request context").
+ * The request an audited change happens in, passed explicitly: a route that calls a recording service gives it
+ * `originOf(request)`, which the service puts in its event. Not found through an AsyncLocalStorage: on Node.js 20
+ * that turns on async hooks for every promise of the process, which cost reads that record nothing about a tenth of
+ * their throughput (src/audit/README.md, "Request context"; bench/README.md, `audit`).
  */
-const current = new AsyncLocalStorage<FastifyRequest>();
-
-export function installRequestContext(app: FastifyInstance): void {
-  const enter = (request: FastifyRequest, _reply: unknown, done: () => void): void => {
-    current.run(request, done);
-  };
-  app.addHook('onRequest', enter);
-  app.addHook('preValidation', enter);
+export function originOf(request: FastifyRequest): RequestOrigin {
+  return new RequestOf(request);
 }
 
-/** What a record says of the request it was written in; all null outside a request (the shell, a timer). */
-export interface RequestFacts {
-  userid: string | null;
-  authscheme: string | null;
-  keyid: string | null;
-  sessiondigest: string | null;
-  clientaddr: string | null;
-  requestid: string | null;
-}
+/**
+ * Holds the request only: the facts are read when a record is made (then the request's user is the one
+ * authenticated, and a key's fingerprint, an HMAC, is computed for records only).
+ */
+class RequestOf implements RequestOrigin {
+  constructor(private readonly request: FastifyRequest) {}
 
-const NO_REQUEST: RequestFacts = {
-  userid: null,
-  authscheme: null,
-  keyid: null,
-  sessiondigest: null,
-  clientaddr: null,
-  requestid: null,
-};
+  facts(keyFingerprint: (apikey: string) => string): RequestFacts {
+    return requestFacts(this.request, keyFingerprint);
+  }
+}
 
 /**
  * The acting user and how they came (the strategy the access hook tried first, docs/security.md): a key's
  * fingerprint (never its value), a session's id digest (never the cookie), never a password.
  */
-export function requestFacts(keyFingerprint: (apikey: string) => string): RequestFacts {
-  const request = current.getStore();
-  if (!request) return NO_REQUEST;
+function requestFacts(request: FastifyRequest, keyFingerprint: (apikey: string) => string): RequestFacts {
   const headers = request.headers;
   const query = (request.query ?? {}) as Record<string, unknown>;
   const headerKey = typeof headers.apikey === 'string' && headers.apikey !== '' ? headers.apikey : undefined;
@@ -63,9 +48,4 @@ export function requestFacts(keyFingerprint: (apikey: string) => string): Reques
     clientaddr: request.ip.slice(0, 64),
     requestid: String(request.id).slice(0, 100),
   };
-}
-
-/** A fingerprint of a secret that names it without revealing it (used when no key service is at hand). */
-export function fingerprint(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 16);
 }

@@ -64,6 +64,7 @@ export function recordWriteEvent(write: RecordWrite): AuditEvent | undefined {
   const keys = write.object.keys.map((name) => String((write.after ?? write.before)?.[name] ?? ''));
   return {
     type: `${prefix}.${write.operation}`,
+    origin: write.origin,
     object: write.object.name,
     key: keys.join('/'),
     before: visible(write.before),

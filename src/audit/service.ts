@@ -2,8 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Storage } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { isCredentialName, REDACTED } from '../http/redact.js';
-import { GENESIS, chainKey, digestOf, macOf, sameHex, type SealedContent } from './chain.js';
-import { fingerprint, requestFacts } from './context.js';
+import { GENESIS, chainKey, digestOf, fingerprint, macOf, sameHex, type SealedContent } from './chain.js';
 import {
   chainHead,
   deleteThrough,
@@ -18,7 +17,7 @@ import {
   unsealedRecords,
   type AuditRow,
 } from './repository.js';
-import type { AuditEvent, AuditRecord, AuditRecorder } from './types.js';
+import type { AuditEvent, AuditRecord, AuditRecorder, RequestFacts } from './types.js';
 
 /** The retention property (docs/audit.md, "Retention") and its default. */
 export const RETENTION_PROPERTY = 'eas.audit.retentiondays';
@@ -34,6 +33,16 @@ const MAX_VALUE_LENGTH = 8_000;
 
 /** Names of values that are never recorded, beyond the request log's credential names (src/http/redact.ts). */
 const SECRET_NAME = /(password|passwd|secret|apikey|token|cookie|credential|privatekey|_lpwd)/i;
+
+/** The facts of an event without an origin (the shell, a timer, a batch of logins): its own fields say who. */
+const NO_REQUEST: RequestFacts = {
+  userid: null,
+  authscheme: null,
+  keyid: null,
+  sessiondigest: null,
+  clientaddr: null,
+  requestid: null,
+};
 
 export interface AuditTrailOptions {
   storage: Storage;
@@ -130,9 +139,9 @@ export class AuditTrail implements AuditRecorder {
     return this.rowOf(event);
   }
 
-  /** The row of an event: the request's facts, the event's own, its values without secrets, and its MAC. */
+  /** The row of an event: its origin's facts, the event's own, its values without secrets, and its MAC. */
   rowOf(event: AuditEvent): AuditRecord {
-    const facts = requestFacts(this.keyFingerprint);
+    const facts = event.origin ? event.origin.facts(this.keyFingerprint) : NO_REQUEST;
     const content = {
       eventtime: new Date(this.now()),
       eventtype: event.type.slice(0, 40),

@@ -9,7 +9,28 @@ import type { AuditTable } from './tables.js';
 
 export type AuditOutcome = 'SUCCESS' | 'FAILURE' | 'REFUSED';
 
-/** One event, as the domain that caused it describes it; who, from where and in which request come from the request. */
+/** What a record says of the request it was written in; all null outside a request (the shell, a timer). */
+export interface RequestFacts {
+  userid: string | null;
+  authscheme: string | null;
+  keyid: string | null;
+  sessiondigest: string | null;
+  clientaddr: string | null;
+  requestid: string | null;
+}
+
+/**
+ * Who acted and from where: the request an event happens in, as a domain sees it (no HTTP). The route that calls a
+ * recording service makes it (`originOf`, src/audit/context.ts) and the service puts it in its event. Its facts are
+ * worked out only when a record is made (a key's fingerprint is an HMAC): a request that records nothing pays for
+ * nothing (src/audit/README.md, "Request context").
+ */
+export interface RequestOrigin {
+  /** The request's facts; `keyFingerprint` names a presented key (never its value). */
+  facts(keyFingerprint: (apikey: string) => string): RequestFacts;
+}
+
+/** One event, as the domain that caused it describes it; who, from where and in which request come from its origin. */
 export interface AuditEvent {
   /** `<domain>.<action>`, lower case: `apikey.create`, `property.set`, `login.failure` (docs/audit.md lists them). */
   type: string;
@@ -21,6 +42,8 @@ export interface AuditEvent {
   scheme?: string;
   /** The client's address when the event is not recorded in its request (a batch of logins). */
   address?: string | null;
+  /** The request the event happens in; none outside a request (the shell, a timer, a batch of logins). */
+  origin?: RequestOrigin | undefined;
   /** The object written (MAXPROP, APIKEYTOKEN, ...) and its key. */
   object?: string;
   key?: string;
@@ -47,6 +70,19 @@ export interface AuditRecorder {
 
 /** A record ready to be written (its MAC made), by `withRecord` in the statement of the change it describes. */
 export type AuditRecord = Insertable<AuditTable>;
+
+/**
+ * A recorder whose events happen in `origin` (unless one names its own): what a flow of several steps holds in its
+ * context (a migration package's deploy), so that each step's records say who and from where.
+ */
+export function recorderIn(audit: AuditRecorder, origin: RequestOrigin): AuditRecorder {
+  const within = (event: AuditEvent): AuditEvent => (event.origin ? event : { ...event, origin });
+  return {
+    record: (db, event) => audit.record(db, within(event)),
+    recordAlone: (event) => audit.recordAlone(within(event)),
+    recordOf: (event) => audit.recordOf(within(event)),
+  };
+}
 
 /** The recorder of a process whose trail is off (EAS_AUDIT=0), and of services built without one. */
 export const NO_AUDIT: AuditRecorder = {

@@ -21,7 +21,7 @@ import type { LoginResult, LoginTrackingTable } from './session-tables.js';
 import { typedView } from '../db/schema.js';
 import { andThen, type MaybePromise } from '../util/maybe-promise.js';
 import { lockoutEvent, loginEvent } from '../audit/events.js';
-import type { AuditRecorder } from '../audit/types.js';
+import type { AuditRecorder, RequestOrigin } from '../audit/types.js';
 
 /** How the credentials came: header `maxauth`, header `Authorization: Basic`, or the login form. */
 export type LoginScheme = 'MAXAUTH' | 'BASIC' | 'FORM';
@@ -34,6 +34,8 @@ export interface LoginAttempt {
   scheme: SignInScheme;
   /** Client address (the socket's: proxies' headers are not trusted). */
   address: string;
+  /** The request that tries, for the audit records of a refusal (src/audit/README.md, "Request context"). */
+  origin?: RequestOrigin | undefined;
 }
 
 /** `mxe.sec.IPblock`, `mxe.sec.IPblock.num`, `mxe.sec.IPblock.sec`: read at every attempt, so changes apply at once. */
@@ -143,20 +145,25 @@ export class LoginService {
    * promise and no database. A miss, a blocked address or a scheme not offered takes `login`'s full path, where
    * refusals are counted and audited; only successes are remembered.
    */
-  loginWithHeader(encoded: string, scheme: 'MAXAUTH' | 'BASIC', address: string): MaybePromise<string> {
+  loginWithHeader(
+    encoded: string,
+    scheme: 'MAXAUTH' | 'BASIC',
+    address: string,
+    origin?: RequestOrigin,
+  ): MaybePromise<string> {
     const verified = this.options.auth.credentials;
     const digest = verified.digest(encoded);
     const now = this.now();
     const known = verified.find(digest, now);
     if (known !== undefined && this.offers(scheme) && !this.blockedNow(address)) {
-      const attempt: LoginAttempt = { login: known, password: '', scheme, address };
+      const attempt: LoginAttempt = { login: known, password: '', scheme, address, origin };
       return andThen(this.admitted(attempt, known), () => {
         this.recordSuccess(attempt, known);
         return known;
       });
     }
     const version = verified.version;
-    return this.login({ ...decodeCredentials(encoded), scheme, address }).then((userid) => {
+    return this.login({ ...decodeCredentials(encoded), scheme, address, origin }).then((userid) => {
       const trust = this.options.directory ? DIRECTORY_CREDENTIAL_TRUST_MS : NATIVE_CREDENTIAL_TRUST_MS;
       verified.remember(digest, userid, version, this.now() + trust);
       return userid;
@@ -293,8 +300,9 @@ export class LoginService {
     scheme: 'OIDC' | 'SAML',
     address: string,
     login: string | undefined,
+    origin?: RequestOrigin,
   ): Promise<void> {
-    await this.track({ login: login ?? '', password: '', scheme, address }, null, 'FAILED').catch(
+    await this.track({ login: login ?? '', password: '', scheme, address, origin }, null, 'FAILED').catch(
       (error: unknown) => this.options.logError(error, 'writing the login audit failed'),
     );
   }
@@ -402,7 +410,10 @@ export class LoginService {
         }
         await this.trackIn(transaction, attempt, user?.userid ?? null, 'FAILED');
         if (userBlocked)
-          await this.options.audit?.record(transaction, lockoutEvent(attempt.login, attempt.address));
+          await this.options.audit?.record(transaction, {
+            ...lockoutEvent(attempt.login, attempt.address),
+            origin: attempt.origin,
+          });
       });
     } catch (error) {
       confirmation?.cancel();
@@ -434,7 +445,7 @@ export class LoginService {
   ): Promise<void> {
     const row = this.trackingRow(attempt, userid, result);
     await insertLoginTrackingRows(db, [row]);
-    await this.options.audit?.record(db, loginEvent(row));
+    await this.options.audit?.record(db, { ...loginEvent(row), origin: attempt.origin });
   }
 
   /** One audit row; the password is never part of it. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { originOf } from '../audit/context.js';
 import type { AuthMode } from '../config.js';
 import { isMaximoError, REASONS } from '../errors.js';
 import { linksFor, type ApiRoot } from '../http/links.js';
@@ -181,6 +182,7 @@ export async function formLoginRoutes(app: FastifyInstance, options: FormLoginOp
         password: formField(request.body, 'j_password'),
         scheme: 'FORM',
         address: request.ip,
+        origin: originOf(request),
       });
       const session = await startSession(request, reply, sessions, cookies, {
         userid,

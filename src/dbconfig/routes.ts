@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { originOf } from '../audit/context.js';
 import { sendJson } from '../http/reply.js';
 import { formatDate } from '../oslc/values.js';
 import { ApplyBody, DbConfigQuery } from './schemas.js';
@@ -25,7 +26,7 @@ export async function dbconfigRoutes(app: FastifyInstance, options: DbConfigRout
     '/dbconfig/apply',
     { schema: { querystring: DbConfigQuery, body: ApplyBody }, config: { access: { kind: 'admin' } } },
     async (request, reply) => {
-      const result = await dbconfig.applyPending(request.user!.userid);
+      const result = await dbconfig.applyPending(request.user!.userid, { origin: originOf(request) });
       return sendJson(reply, 200, {
         structural: result.structural,
         applied: result.applied.map(describeChange),

@@ -30,7 +30,7 @@ import {
 import type { Database } from '../db/schema.js';
 import { typedView } from '../db/schema.js';
 import { dbconfigEvent } from '../audit/events.js';
-import type { AuditRecorder } from '../audit/types.js';
+import type { AuditRecorder, RequestOrigin } from '../audit/types.js';
 
 export type { CustomAttributeRow, PendingChangeRow } from './repository.js';
 
@@ -181,10 +181,14 @@ export class DbConfigService {
   /**
    * Applies every pending change in one transaction: the tables' DDL, the definitions, the pending rows removed and
    * the bus notification; any failure leaves tables and definitions as they were. A structural change needs admin
-   * mode (the guard), checked before anything is written.
+   * mode (the guard), checked before anything is written. `origin`: the request applying, for the audit trail.
    */
-  async applyPending(by: string, options: InTransaction = {}): Promise<ApplyResult> {
-    if (options.transaction) return this.applyIn(options.transaction, by, false);
+  async applyPending(
+    by: string,
+    options: InTransaction & { origin?: RequestOrigin } = {},
+  ): Promise<ApplyResult> {
+    const { origin } = options;
+    if (options.transaction) return this.applyIn(options.transaction, { by, origin }, false);
     // Admin mode is checked outside the transaction (PGlite holds its one connection for a transaction), from the
     // pending changes as they are now; the transaction checks again should a structural change appear meanwhile.
     const pending = await listPendingChanges(this.db);
@@ -192,7 +196,9 @@ export class DbConfigService {
     const applied = indexApplied(await listCustomAttributes(this.db));
     const structural = pending.some((row) => isStructural(row, applied.get(keyOf(row))));
     if (structural) await this.options.guard.assertStructuralChangesAllowed();
-    const result = await this.db.transaction().execute((trx) => this.applyIn(trx, by, structural));
+    const result = await this.db
+      .transaction()
+      .execute((trx) => this.applyIn(trx, { by, origin }, structural));
     if (result.applied.length > 0) await this.refresh();
     return result;
   }
@@ -217,7 +223,11 @@ export class DbConfigService {
     return options.transaction ?? this.db;
   }
 
-  private async applyIn(db: Kysely<Database>, by: string, structuralAllowed: boolean): Promise<ApplyResult> {
+  private async applyIn(
+    db: Kysely<Database>,
+    { by, origin }: { by: string; origin: RequestOrigin | undefined },
+    structuralAllowed: boolean,
+  ): Promise<ApplyResult> {
     const pending = await listPendingChanges(db, true);
     if (pending.length === 0) return { applied: [], structural: false };
     const applied = indexApplied(await listCustomAttributes(db));
@@ -237,7 +247,7 @@ export class DbConfigService {
     }
     await deletePendingChanges(db, ordered);
     await this.options.storage.bus.notify(db, DBCONFIG_CHANNEL, 'applied');
-    await this.options.audit?.record(db, dbconfigEvent(ordered, structural));
+    await this.options.audit?.record(db, { ...dbconfigEvent(ordered, structural), origin });
     return { applied: ordered, structural };
   }
 

@@ -1,4 +1,4 @@
-import type { AuditRecorder } from '../audit/types.js';
+import type { AuditRecorder, RequestOrigin } from '../audit/types.js';
 import type { Storage } from '../db/database.js';
 import type { DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
 import type { ResourceService } from '../oslc/service.js';
@@ -20,8 +20,13 @@ export interface MigrationContext {
   /** Admin mode: a deploy that changes the configuration needs it (target/admin-mode.ts). */
   guard: StructuralChangeGuard;
   properties: PropertyService;
-  /** The audit trail: each step records its event in the transaction it writes (docs/audit.md). */
+  /**
+   * The audit trail: each step records its event in the transaction it writes (docs/audit.md). Within a request,
+   * bound to its origin (`recorderIn`).
+   */
   audit: AuditRecorder;
+  /** The request a step runs in (src/audit/README.md, "Request context"): the writes' and records' origin. */
+  origin?: RequestOrigin;
   /** This deployment's identity as the source of packages (set once the service has started). */
   sourceIdentity: () => string;
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { originOf } from '../audit/context.js';
 import { errors } from '../errors.js';
 import { sendJson } from '../http/reply.js';
 import { copyLimited } from './transfer/package-file.js';
@@ -56,7 +57,12 @@ export async function migrationRoutes(app: FastifyInstance, options: MigrationRo
 /** The source side: create and distribute a package, reset and toggle a CHANGE definition's listener. */
 function sourceRoutes(routes: MigrationApp, migration: MigrationService): void {
   routes.post('/dm/create', { schema: { body: CreateBody }, config: admin }, async (request, reply) => {
-    const record = await migration.create(request.body.pkgdefname, request.body.readme, request.user!);
+    const record = await migration.create(
+      request.body.pkgdefname,
+      request.body.readme,
+      request.user!,
+      originOf(request),
+    );
     return sendJson(reply, 200, record);
   });
 
@@ -68,7 +74,7 @@ function sourceRoutes(routes: MigrationApp, migration: MigrationService): void {
       return sendJson(
         reply,
         200,
-        await migration.distribute(pkgdefname, dmpackageid, targetname, request.user!),
+        await migration.distribute(pkgdefname, dmpackageid, targetname, request.user!, originOf(request)),
       );
     },
   );
@@ -95,6 +101,7 @@ function transferRoutes(routes: MigrationApp, migration: MigrationService): void
       const { filename, file } = await migration.download(
         request.query.dmpackagedef,
         request.query.dmpackageid,
+        originOf(request),
       );
       return reply
         .code(200)
@@ -122,7 +129,11 @@ function transferRoutes(routes: MigrationApp, migration: MigrationService): void
           file.end();
           await finished(file);
         }
-        return sendJson(reply, 200, await migration.upload(path, request.query.filename, request.user!));
+        return sendJson(
+          reply,
+          200,
+          await migration.upload(path, request.query.filename, request.user!, originOf(request)),
+        );
       } finally {
         await rm(path, { force: true });
       }
@@ -147,7 +158,11 @@ function targetRoutes(routes: MigrationApp, migration: MigrationService): void {
     const { pkgdefname, dmpackageid, backout } = request.body;
     if (backout === true)
       return sendJson(reply, 200, await migration.previewBackout(pkgdefname, dmpackageid));
-    return sendJson(reply, 200, await migration.preview(pkgdefname, dmpackageid, request.user!));
+    return sendJson(
+      reply,
+      200,
+      await migration.preview(pkgdefname, dmpackageid, request.user!, originOf(request)),
+    );
   });
 
   for (const url of ['/dm/deploy', '/dm/completedeploy'])
@@ -162,6 +177,7 @@ function targetRoutes(routes: MigrationApp, migration: MigrationService): void {
           request.user!,
           force === true,
           url === '/dm/completedeploy',
+          originOf(request),
         ),
       );
     });
@@ -171,18 +187,22 @@ function targetRoutes(routes: MigrationApp, migration: MigrationService): void {
     return sendJson(
       reply,
       200,
-      await migration.backout(pkgdefname, dmpackageid, request.user!, force === true),
+      await migration.backout(pkgdefname, dmpackageid, request.user!, force === true, originOf(request)),
     );
   });
 
   routes.post('/dm/close', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
     const { pkgdefname, dmpackageid } = request.body;
-    return sendJson(reply, 200, await migration.close(pkgdefname, dmpackageid, request.user!));
+    return sendJson(
+      reply,
+      200,
+      await migration.close(pkgdefname, dmpackageid, request.user!, originOf(request)),
+    );
   });
 
   routes.post('/dm/delete', { schema: { body: PackageBody }, config: admin }, async (request, reply) => {
     const { pkgdefname, dmpackageid } = request.body;
-    await migration.delete(pkgdefname, dmpackageid);
+    await migration.delete(pkgdefname, dmpackageid, originOf(request));
     return sendJson(reply, 200, { pkgdefname: pkgdefname.toUpperCase(), dmpackageid, deleted: true });
   });
 }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { NO_AUDIT, type AuditRecorder } from '../audit/types.js';
+import { NO_AUDIT, recorderIn, type AuditRecorder, type RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { Storage } from '../db/database.js';
 import type { DbConfigService, StructuralChangeGuard } from '../dbconfig/service.js';
@@ -100,8 +100,13 @@ export class MigrationService {
 
   // The source side: definitions, create, distribute.
 
-  async create(pkgdefname: string, readme: string | undefined, user: UserProfile): Promise<PackageRecord> {
-    return createPackage(this.context, pkgdefname, readme, user);
+  async create(
+    pkgdefname: string,
+    readme: string | undefined,
+    user: UserProfile,
+    origin?: RequestOrigin,
+  ): Promise<PackageRecord> {
+    return createPackage(this.within(origin), pkgdefname, readme, user);
   }
 
   async distribute(
@@ -109,8 +114,9 @@ export class MigrationService {
     dmpackageid: number,
     targetname: string | undefined,
     user: UserProfile,
+    origin?: RequestOrigin,
   ): Promise<PackageRecord> {
-    return distributePackage(this.context, pkgdefname, dmpackageid, targetname, user);
+    return distributePackage(this.within(origin), pkgdefname, dmpackageid, targetname, user);
   }
 
   async reset(pkgdefname: string): Promise<{ pkgdefname: string; active: boolean }> {
@@ -123,18 +129,32 @@ export class MigrationService {
 
   // The transfer: download, upload.
 
-  async download(pkgdefname: string, dmpackageid: number): Promise<{ filename: string; file: Readable }> {
-    return downloadPackage(this.context, pkgdefname, dmpackageid);
+  async download(
+    pkgdefname: string,
+    dmpackageid: number,
+    origin?: RequestOrigin,
+  ): Promise<{ filename: string; file: Readable }> {
+    return downloadPackage(this.within(origin), pkgdefname, dmpackageid);
   }
 
-  async upload(path: string, filename: string, user: UserProfile): Promise<PackageRecord> {
-    return uploadPackage(this.context, path, filename, user);
+  async upload(
+    path: string,
+    filename: string,
+    user: UserProfile,
+    origin?: RequestOrigin,
+  ): Promise<PackageRecord> {
+    return uploadPackage(this.within(origin), path, filename, user);
   }
 
   // The target side: preview, deploy, close, delete.
 
-  async preview(pkgdefname: string, dmpackageid: number, user: UserProfile): Promise<PreviewOutcome> {
-    return previewPackage(this.context, pkgdefname, dmpackageid, user);
+  async preview(
+    pkgdefname: string,
+    dmpackageid: number,
+    user: UserProfile,
+    origin?: RequestOrigin,
+  ): Promise<PreviewOutcome> {
+    return previewPackage(this.within(origin), pkgdefname, dmpackageid, user);
   }
 
   /** Tells `observer` how each deploy that started writing ended (the deploy counter of the metrics). */
@@ -153,8 +173,9 @@ export class MigrationService {
     user: UserProfile,
     force = false,
     completing = false,
+    origin?: RequestOrigin,
   ): Promise<DeployOutcome> {
-    const context = { ...this.context, progress: this.progress, onResult: this.deployObserver };
+    const context = { ...this.within(origin), progress: this.progress, onResult: this.deployObserver };
     return deployPackage(context, pkgdefname, dmpackageid, user, { force, completing });
   }
 
@@ -164,8 +185,13 @@ export class MigrationService {
     dmpackageid: number,
     user: UserProfile,
     force = false,
+    origin?: RequestOrigin,
   ): Promise<BackoutOutcome> {
-    const context = { ...this.context, progress: this.progress, afterChunk: this.backoutChunkObserver };
+    const context = {
+      ...this.within(origin),
+      progress: this.progress,
+      afterChunk: this.backoutChunkObserver,
+    };
     return backoutPackage(context, pkgdefname, dmpackageid, user, force);
   }
 
@@ -179,12 +205,23 @@ export class MigrationService {
     this.backoutChunkObserver = observer;
   }
 
-  async close(pkgdefname: string, dmpackageid: number, user: UserProfile): Promise<PackageRecord> {
-    return closePackage(this.context, pkgdefname, dmpackageid, user);
+  async close(
+    pkgdefname: string,
+    dmpackageid: number,
+    user: UserProfile,
+    origin?: RequestOrigin,
+  ): Promise<PackageRecord> {
+    return closePackage(this.within(origin), pkgdefname, dmpackageid, user);
   }
 
-  async delete(pkgdefname: string, dmpackageid: number): Promise<void> {
-    return deletePackage(this.context, pkgdefname, dmpackageid);
+  async delete(pkgdefname: string, dmpackageid: number, origin?: RequestOrigin): Promise<void> {
+    return deletePackage(this.within(origin), pkgdefname, dmpackageid);
+  }
+
+  /** The context of a step run in a request: its writes and records say who and from where (`origin`). */
+  private within(origin: RequestOrigin | undefined): MigrationContext {
+    if (!origin) return this.context;
+    return { ...this.context, origin, audit: recorderIn(this.context.audit, origin) };
   }
 
   /**

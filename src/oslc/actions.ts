@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { originOf } from '../audit/context.js';
 import { hasRight } from '../auth/hook.js';
 import { errors } from '../errors.js';
 import type { ObjectStructure } from '../metadata/registry.js';
@@ -135,7 +136,13 @@ export async function memberAction(
   if (!CHANGE_STATUS.test(action)) throw errors.unknownAction(action, structure.name);
   const change = readStatusChange(structure, objectBody(request.body, false));
   const select = propertiesOfWrite(request);
-  const uniqueId = await options.resources.changeStatus(structure, id, change, request.user!);
+  const uniqueId = await options.resources.changeStatus(
+    structure,
+    id,
+    change,
+    request.user!,
+    originOf(request),
+  );
   const params = readCollectionParams(request.query as Record<string, string>);
   return sendWritten(request, reply, options, { structure, uniqueId, params, wanted: select }, 204);
 }
@@ -162,7 +169,7 @@ async function createFollowUp(
     origrecordid: stored.wonum,
     origrecordclass: stored.woclass,
   };
-  const created = await options.resources.createRecord(structure, body, user);
+  const created = await options.resources.createRecord(structure, body, user, { origin: originOf(request) });
   const params = readCollectionParams(request.query as Record<string, string>);
   const wanted = propertiesOfWrite(request) ?? everything(structure);
   return sendWritten(request, reply, options, { ...created, structure, params, wanted }, 201);

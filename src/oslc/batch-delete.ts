@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import { errors, MaximoError } from '../errors.js';
@@ -23,6 +24,7 @@ export interface DeletionUnit {
   db: Kysely<DynamicDatabase>;
   limits: ColumnLimits;
   user: UserProfile;
+  origin: RequestOrigin | undefined;
   observers: readonly ObserverEntry[];
   writeRules: ReadonlyMap<string, WriteRules>;
   written: Set<string>;
@@ -190,9 +192,9 @@ export class BatchDelete {
   private async beforeDelete(object: ObjectMeta, rows: readonly Owned[]): Promise<void> {
     const rule = this.unit.writeRules.get(object.name)?.beforeDelete;
     if (!rule) return;
-    const { db, user } = this.unit;
+    const { db, user, origin } = this.unit;
     for (const { row, refuse } of rows) {
-      await attributed(refuse, () => rule({ db, object, user, values: {}, before: row }));
+      await attributed(refuse, () => rule({ db, object, user, origin, values: {}, before: row }));
     }
   }
 
@@ -213,6 +215,7 @@ export class BatchDelete {
         before: row,
         after: undefined,
         user: this.unit.user,
+        origin: this.unit.origin,
       };
       for (const { observer } of observers) await attributed(refuse, () => observer(this.unit.db, write));
     }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import { MaximoError } from '../errors.js';
@@ -22,6 +23,7 @@ export interface UpdateUnit {
   metadata: MetadataRegistry;
   limits: ColumnLimits;
   user: UserProfile;
+  origin: RequestOrigin | undefined;
   now: Date;
   observers: readonly ObserverEntry[];
   written: Set<string>;
@@ -110,6 +112,7 @@ async function observe(unit: UpdateUnit, object: ObjectMeta, before: Row, after:
     before,
     after,
     user: unit.user,
+    origin: unit.origin,
   };
   for (const { observer, takesPart } of unit.observers)
     if (takesPart(object, 'update')) await observer(unit.db, write);

@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
+import type { RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import type { DomainSnapshot } from '../domains/domain-cache.js';
@@ -55,6 +56,7 @@ export interface BatchUnit {
   domains: DomainSnapshot;
   limits: ColumnLimits;
   user: UserProfile;
+  origin: RequestOrigin | undefined;
   now: Date;
   observers: readonly ObserverEntry[];
   writeRules: ReadonlyMap<string, WriteRules>;
@@ -536,6 +538,7 @@ export class BatchWriter {
       before: undefined,
       after: row,
       user: this.unit.user,
+      origin: this.unit.origin,
     };
     for (const { observer, takesPart } of this.unit.observers)
       if (takesPart(object, 'insert')) await observer(this.unit.db, write);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { originOf } from '../audit/context.js';
 import { hasRight } from '../auth/hook.js';
 import type { Right } from '../auth/types.js';
 import { errorBody, errors, MaximoError } from '../errors.js';
@@ -95,7 +96,7 @@ async function allOrNothing(
   try {
     await options.resources.writeWith(
       request.user!,
-      {},
+      { origin: originOf(request) },
       async (writer) => {
         for (const element of body) {
           try {
@@ -249,13 +250,16 @@ async function bulkElement(
   if (!hasRight(user, structure.name, RIGHTS[write.method])) throw errors.notAuthorized(structure.name);
   const { resources } = options;
   if (write.method === 'delete') {
-    await resources.remove(structure, write.id!, user);
+    await resources.remove(structure, write.id!, user, { origin: originOf(request) });
     return answerOf(request, options, structure, write, 0);
   }
   const uniqueId =
     write.method === 'create'
-      ? await resources.create(structure, write.data, user)
-      : await resources.update(structure, write.id!, write.data, user, { merge: write.method === 'merge' });
+      ? await resources.create(structure, write.data, user, { origin: originOf(request) })
+      : await resources.update(structure, write.id!, write.data, user, {
+          merge: write.method === 'merge',
+          origin: originOf(request),
+        });
   return answerOf(request, options, structure, write, uniqueId);
 }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { Storage } from '../db/database.js';
 import type { DynamicDatabase } from '../db/schema.js';
@@ -24,6 +25,8 @@ export interface WriteOptions {
   transactionId?: string;
   /** The `If-Match` header: the addressed record must still carry one of these ETags (`*`: any). */
   ifMatch?: string;
+  /** The request that writes, for the audit trail's write observer (src/audit/README.md, "Request context"). */
+  origin?: RequestOrigin;
 }
 
 /** What `wsmethod:changeStatus` asks for: the new status, when it took effect (default now), and why. */
@@ -92,9 +95,10 @@ export class ResourceWrites {
       return { uniqueId: Number(row[structure.root.object.uniqueId]), row };
     };
     if (options.transactionId === undefined && this.insertsInOneStatement(structure.root, body))
-      return this.writeAlone(user, work);
+      return this.writeAlone(user, options.origin, work);
     return this.write(
       user,
+      options.origin,
       work,
       transactionOf(options, (created) => ({ structure, uniqueId: created.uniqueId })),
     );
@@ -125,13 +129,14 @@ export class ResourceWrites {
     id: string,
     change: StatusChange,
     user: UserProfile,
+    origin?: RequestOrigin,
   ): Promise<number> {
     const object = structure.root.object;
     const attribute = object.attributes.get('status');
     if (!attribute?.domainId || !object.def.statusHistory) {
       throw errors.unknownAction('wsmethod:changeStatus', structure.name);
     }
-    return this.write(user, async (write) => {
+    return this.write(user, origin, async (write) => {
       const uniqueId = await this.reader.resolveId(structure, id, write.db);
       const before = await repository.lockByUniqueId(write.db, object, uniqueId);
       if (!before) throw errors.resourceNotFound(structure.name, id);
@@ -179,6 +184,7 @@ export class ResourceWrites {
   ): Promise<number> {
     return this.write(
       user,
+      options.origin,
       async (write) => {
         const uniqueId = await this.reader.resolveId(structure, id, write.db);
         await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
@@ -197,6 +203,7 @@ export class ResourceWrites {
   ): Promise<void> {
     await this.write<number>(
       user,
+      options.origin,
       async (write) => {
         const uniqueId = await this.reader.resolveId(structure, id, write.db);
         await checkIfMatch(write.db, structure.root.object, uniqueId, options.ifMatch);
@@ -219,6 +226,7 @@ export class ResourceWrites {
   ): Promise<{ uniqueId: number; created: boolean }> {
     return this.write(
       user,
+      options.origin,
       async (write) => {
         const object = structure.root.object;
         const keys = keyValuesOf(object, body, {});
@@ -252,16 +260,17 @@ export class ResourceWrites {
     /** The resource a `transactionid` is recorded with. */
     describe: (value: T) => { structure: ObjectStructure; uniqueId: number },
   ): Promise<T> {
-    return this.write(user, work, transactionOf(options, describe));
+    return this.write(user, options.origin, work, transactionOf(options, describe));
   }
 
   /** What every write unit reads from memory, read before its transaction. */
-  private async writeSetting(user: UserProfile): Promise<WriteSetting> {
+  private async writeSetting(user: UserProfile, origin: RequestOrigin | undefined): Promise<WriteSetting> {
     // Read before the transaction: on the embedded engine a transaction holds the only connection.
     return {
       metadata: this.metadata,
       domains: await this.domains.snapshot(),
       user,
+      origin,
       observers: this.observers,
       writeRules: this.writeRules,
       bodyMembers: this.bodyMembers,
@@ -276,8 +285,12 @@ export class ResourceWrites {
    * A write of one statement (see `insertsInOneStatement`) outside any transaction: the statement is one on its
    * own, and carries its change notifications.
    */
-  private async writeAlone<T>(user: UserProfile, work: (write: WriteUnit) => Promise<T>): Promise<T> {
-    const unit = new WriteUnit(this.db, await this.writeSetting(user));
+  private async writeAlone<T>(
+    user: UserProfile,
+    origin: RequestOrigin | undefined,
+    work: (write: WriteUnit) => Promise<T>,
+  ): Promise<T> {
+    const unit = new WriteUnit(this.db, await this.writeSetting(user, origin));
     try {
       const value = await work(unit);
       await this.storage.bus.notifyAll(this.db, 'object', unit.unnotified());
@@ -290,10 +303,11 @@ export class ResourceWrites {
 
   private async write<T>(
     user: UserProfile,
+    origin: RequestOrigin | undefined,
     work: (write: WriteUnit) => Promise<T>,
     transactionId?: TransactionRecord<T>,
   ): Promise<T> {
-    const setting = await this.writeSetting(user);
+    const setting = await this.writeSetting(user, origin);
     let announcedWrites: () => string[] = () => [];
     try {
       const result = await this.db.transaction().execute(async (transaction) => {

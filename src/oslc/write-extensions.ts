@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { DynamicDatabase } from '../db/schema.js';
 import type { ObjectMeta } from '../metadata/registry.js';
@@ -18,6 +19,8 @@ export interface RecordWrite {
   before: Readonly<Row> | undefined;
   after: Readonly<Row> | undefined;
   user: UserProfile;
+  /** The request that writes, for the audit trail (none outside a request: a shell, a seed). */
+  origin: RequestOrigin | undefined;
 }
 
 /**
@@ -43,6 +46,8 @@ export interface WriteRuleContext {
   db: Kysely<DynamicDatabase>;
   object: ObjectMeta;
   user: UserProfile;
+  /** The request that writes, for the audit trail (a key refused by its properties). */
+  origin?: RequestOrigin | undefined;
   /** The converted values: on insert the whole record, on update the changed attributes. */
   values: Row;
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { RequestOrigin } from '../audit/types.js';
 import type { UserProfile } from '../auth/types.js';
 import type { ChangeBus } from '../db/change-bus.js';
 import type { DynamicDatabase } from '../db/schema.js';
@@ -52,6 +53,7 @@ export class WriteUnit implements ResourceWriter {
   private readonly metadata: MetadataRegistry;
   private readonly domains: DomainSnapshot;
   private readonly user: UserProfile;
+  private readonly origin: RequestOrigin | undefined;
   private readonly observers: readonly ObserverEntry[];
   private readonly writeRules: ReadonlyMap<string, WriteRules>;
   private readonly bodyMembers: ReadonlyMap<string, ReadonlyMap<string, BodyMemberWriter>>;
@@ -69,6 +71,7 @@ export class WriteUnit implements ResourceWriter {
       metadata: this.metadata,
       domains: this.domains,
       user: this.user,
+      origin: this.origin,
       observers: this.observers,
       writeRules: this.writeRules,
       bodyMembers: this.bodyMembers,
@@ -96,7 +99,9 @@ export class WriteUnit implements ResourceWriter {
     await this.autokeys(object, values);
     applyDefaults(object, values);
     await validateRecord(this.context(), object, values, values, true);
-    await this.writeRules.get(object.name)?.beforeInsert?.({ db: this.db, object, user: this.user, values });
+    await this.writeRules
+      .get(object.name)
+      ?.beforeInsert?.({ db: this.db, object, user: this.user, origin: this.origin, values });
     stampWrite(object, values, undefined, this.writeStamp());
     const row = await this.insertRecord(object, values);
     await this.observe(object, 'insert', row, undefined, row);
@@ -131,9 +136,14 @@ export class WriteUnit implements ResourceWriter {
     const changed = convertInput(object, body, before, childNames(node));
     const record: Row = { ...before, ...changed };
     await validateRecord(this.context(), object, changed, record, false);
-    await this.writeRules
-      .get(object.name)
-      ?.beforeUpdate?.({ db: this.db, object, user: this.user, values: changed, before });
+    await this.writeRules.get(object.name)?.beforeUpdate?.({
+      db: this.db,
+      object,
+      user: this.user,
+      origin: this.origin,
+      values: changed,
+      before,
+    });
     stampWrite(object, changed, before, this.writeStamp());
     await repository.updateRow(this.db, object, uniqueId, changed);
     const after = await repository.findByUniqueId(this.db, object, uniqueId);
@@ -163,6 +173,7 @@ export class WriteUnit implements ResourceWriter {
       domains: this.domains,
       limits: this.limits,
       user: this.user,
+      origin: this.origin,
       now: this.now,
       observers: this.observers,
       writeRules: this.writeRules,
@@ -179,7 +190,7 @@ export class WriteUnit implements ResourceWriter {
     if (!before) throw errors.resourceNotFound(object.name, String(uniqueId));
     await this.writeRules
       .get(object.name)
-      ?.beforeDelete?.({ db: this.db, object, user: this.user, values: {}, before });
+      ?.beforeDelete?.({ db: this.db, object, user: this.user, origin: this.origin, values: {}, before });
     for (const child of node.children) {
       const rows = await repository.findAll(this.db, child.object.table, joinPairs(child, before));
       for (const row of rows) await this.remove(child, Number(row[child.object.uniqueId]));
@@ -347,6 +358,7 @@ export class WriteUnit implements ResourceWriter {
       before,
       after,
       user: this.user,
+      origin: this.origin,
     };
     for (const { observer, takesPart } of this.observers) {
       if (takesPart(object, operation)) await observer(this.db, write);
@@ -359,6 +371,8 @@ export interface WriteSetting {
   metadata: MetadataRegistry;
   domains: DomainSnapshot;
   user: UserProfile;
+  /** The request that writes (for the audit trail's write observer); none outside a request. */
+  origin: RequestOrigin | undefined;
   observers: readonly ObserverEntry[];
   writeRules: ReadonlyMap<string, WriteRules>;
   bodyMembers: ReadonlyMap<string, ReadonlyMap<string, BodyMemberWriter>>;

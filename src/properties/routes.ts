@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Value } from 'typebox/value';
+import { originOf } from '../audit/context.js';
 import type { UserProfile } from '../auth/types.js';
 import { errors } from '../errors.js';
 import { sendEncodedJson, sendJson } from '../http/reply.js';
@@ -101,7 +102,7 @@ export async function propertyRoutes(app: FastifyInstance, options: PropertyRout
             `The setProperty body is not valid: ${first ? `${first.instancePath || 'body'} ${first.message}` : 'a JSON object with propName is expected'}.`,
           );
         }
-        const result = await properties.set(body, request.user!);
+        const result = await properties.set(body, request.user!, originOf(request));
         return sendJson(reply, 200, result);
       },
     );

@@ -9,6 +9,7 @@ import { errors } from '../errors.js';
 import type { MetadataRegistry } from '../metadata/registry.js';
 import { formatDate } from '../oslc/values.js';
 import { propertyAuditEvent, type AuditRecorder } from '../audit/events.js';
+import type { RequestOrigin } from '../audit/types.js';
 import type { WriteRules } from '../oslc/write-extensions.js';
 import {
   findValue,
@@ -212,13 +213,13 @@ export class PropertyService {
   }
 
   /** Validates, stores and records one value, then refreshes it in this process before answering. */
-  async set(input: SetPropertyInput, user: UserProfile): Promise<SetPropertyResult> {
+  async set(input: SetPropertyInput, user: UserProfile, origin?: RequestOrigin): Promise<SetPropertyResult> {
     if (!user.isAdmin) throw errors.actionNotAllowed('wsmethod:setProperty', 'MAXPROP');
     // Read before the transaction: on the embedded engine a transaction holds the only connection.
     const domains = await this.options.domains.snapshot();
     const { changed: _changed, ...result } = await this.db
       .transaction()
-      .execute((transaction) => this.store(transaction, input, user, domains, false));
+      .execute((transaction) => this.store(transaction, input, { user, origin }, domains, false));
     await this.refreshAfterCommit([result.propName]);
     return result;
   }
@@ -229,13 +230,13 @@ export class PropertyService {
    * this process (the others hear the notifications the sets sent inside it). A value equal to the stored one is
    * left alone: deploying a package twice records nothing twice.
    */
-  async prepareSets(user: UserProfile): Promise<PropertySets> {
+  async prepareSets(user: UserProfile, origin?: RequestOrigin): Promise<PropertySets> {
     if (!user.isAdmin) throw errors.actionNotAllowed('wsmethod:setProperty', 'MAXPROP');
     const domains = await this.options.domains.snapshot();
     const names = new Set<string>();
     return {
       set: async (transaction, input) => {
-        const result = await this.store(transaction, input, user, domains, true);
+        const result = await this.store(transaction, input, { user, origin }, domains, true);
         if (result.changed) names.add(result.propName);
         return result.changed;
       },
@@ -254,7 +255,7 @@ export class PropertyService {
   private async store(
     transaction: Kysely<Database>,
     input: SetPropertyInput,
-    user: UserProfile,
+    { user, origin }: { user: UserProfile; origin: RequestOrigin | undefined },
     domains: DomainSnapshot,
     unchangedLeft: boolean,
   ): Promise<SetPropertyResult & { changed: boolean }> {
@@ -293,7 +294,10 @@ export class PropertyService {
       encryptedvalue: definition.encrypted ? sealed : null,
     });
     // The audit record rides on the history row's statement (src/audit/README.md, "Recording").
-    const record = this.options.audit?.recordOf(propertyAuditEvent(definition, result, stored));
+    const record = this.options.audit?.recordOf({
+      ...propertyAuditEvent(definition, result, stored),
+      origin,
+    });
     const history = { ...change, oldvalue: previous ? atRest(previous) : null, newvalue: sealed };
     await insertHistory(transaction, history, record);
     await this.storage.bus.notify<Database>(transaction, PROPERTY_CHANNEL, name);

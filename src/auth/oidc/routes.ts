@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { originOf } from '../../audit/context.js';
 import { OIDC_CALLBACK_PATH } from '../../config.js';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
@@ -80,7 +81,7 @@ export async function oidcRoutes(app: FastifyInstance, options: OidcRoutesOption
         });
       } catch (error) {
         // A refused sign-in is a failed login in the audit trail (docs/audit.md).
-        await context.logins.recordSignInFailure('OIDC', request.ip, name);
+        await context.logins.recordSignInFailure('OIDC', request.ip, name, originOf(request));
         throw error;
       }
       clearStateCookie(reply, cookies, OIDC_STATE_COOKIE);

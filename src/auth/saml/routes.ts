@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { originOf } from '../../audit/context.js';
 import { sameOriginTarget } from '../federated/return-to.js';
 import {
   admitSignInStart,
@@ -167,7 +168,7 @@ async function acceptAndSignIn(
       provider: accepted.provider,
     });
   } catch (error) {
-    await context.logins.recordSignInFailure('SAML', request.ip, name);
+    await context.logins.recordSignInFailure('SAML', request.ip, name, originOf(request));
     throw error;
   }
 }

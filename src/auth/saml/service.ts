@@ -4,7 +4,6 @@
 // window. What it leaves to its caller is done here: the bearer subject confirmation (recipient, InResponseTo, time
 // window), the response's Destination, and replay, in the database so that every process sees every consumption.
 // With a key pair of its own it signs its requests and decrypts assertions; single logout is in logout.ts.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SAML, CacheProvider, Profile } from '@node-saml/node-saml';
 import type { SamlConfig } from '../../config.js';
 import { errors } from '../../errors.js';
@@ -97,10 +96,11 @@ export class SamlService {
   private readonly instances = new Map<string, Promise<SAML>>();
   private readonly requests: CacheProvider;
   /**
-   * The id the library gives the request being built, caught as it is saved, and the address that started it (one
-   * store per startLogin call).
+   * The request being built by `startLogin`: the library saves it (`saveAsync`) before its first await, so it is set
+   * around that synchronous part only, and the id is caught there. Not an AsyncLocalStorage: on Node.js 20 one turns
+   * on async hooks for every promise of the process, for good (src/audit/README.md, "Request context").
    */
-  private readonly issuing = new AsyncLocalStorage<{ requestId?: string; address: string }>();
+  private issuing: { requestId?: string; address: string } | undefined;
   private readonly now: () => number;
   private readonly skewMs: number;
   /** When this process last deleted expired rows on a sign-in start (see startLogin). */
@@ -125,7 +125,8 @@ export class SamlService {
     // to another process. They stay until they expire; the assertion, not the request, is what is used once.
     this.requests = {
       saveAsync: async (key, value) => {
-        const issuing = this.issuing.getStore();
+        const issuing = this.issuing;
+        this.issuing = undefined;
         if (issuing) issuing.requestId = key;
         const issued = new Date(now());
         const expires = new Date(issued.getTime() + REQUEST_VALIDITY_MS);
@@ -181,17 +182,25 @@ export class SamlService {
     }
     const saml = await this.library();
     const issuing: { requestId?: string; address: string } = { address };
-    return this.issuing.run(issuing, async () => {
-      if (config.requestBinding === 'post') {
-        const message = await saml.getAuthorizeMessageAsync(relayState, undefined, {});
-        const fields: Record<string, string> = {};
-        for (const [name, value] of Object.entries(message))
-          if (typeof value === 'string') fields[name] = value;
-        return { binding: 'post', action: config.idpSsoUrl, fields, requestId: issuing.requestId! };
-      }
-      const location = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
-      return { binding: 'redirect', location, requestId: issuing.requestId! };
-    });
+    this.issuing = issuing;
+    let built: Promise<Record<string, unknown> | string>;
+    try {
+      built =
+        config.requestBinding === 'post'
+          ? saml.getAuthorizeMessageAsync(relayState, undefined, {})
+          : saml.getAuthorizeUrlAsync(relayState, undefined, {});
+    } finally {
+      this.issuing = undefined;
+    }
+    const answer = await built;
+    // Should the library ever save the request after an await, the start fails here rather than go unbound.
+    if (issuing.requestId === undefined)
+      throw new Error('The SAML library did not save the request as it built it');
+    if (typeof answer === 'string')
+      return { binding: 'redirect', location: answer, requestId: issuing.requestId };
+    const fields: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer)) if (typeof value === 'string') fields[name] = value;
+    return { binding: 'post', action: config.idpSsoUrl, fields, requestId: issuing.requestId };
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { originOf } from '../../audit/context.js';
 import type { LoginService } from '../login.js';
 import type { AuthStrategy } from '../types.js';
 
@@ -15,6 +16,11 @@ export function basicStrategy(logins: LoginService): AuthStrategy {
     kind: 'login',
     applies: (request: FastifyRequest) => BASIC.test(request.headers.authorization ?? ''),
     authenticate: (request: FastifyRequest) =>
-      logins.loginWithHeader(BASIC.exec(request.headers.authorization ?? '')?.[1] ?? '', 'BASIC', request.ip),
+      logins.loginWithHeader(
+        BASIC.exec(request.headers.authorization ?? '')?.[1] ?? '',
+        'BASIC',
+        request.ip,
+        originOf(request),
+      ),
   };
 }

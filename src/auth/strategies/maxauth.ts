@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { originOf } from '../../audit/context.js';
 import type { LoginService } from '../login.js';
 import type { AuthStrategy } from '../types.js';
 
@@ -12,6 +13,11 @@ export function maxauthStrategy(logins: LoginService): AuthStrategy {
     kind: 'login',
     applies: (request: FastifyRequest) => typeof request.headers.maxauth === 'string',
     authenticate: (request: FastifyRequest) =>
-      logins.loginWithHeader(String(request.headers.maxauth).trim(), 'MAXAUTH', request.ip),
+      logins.loginWithHeader(
+        String(request.headers.maxauth).trim(),
+        'MAXAUTH',
+        request.ip,
+        originOf(request),
+      ),
   };
 }

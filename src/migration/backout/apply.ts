@@ -35,7 +35,7 @@ import { chunksLastFirst, findInverse, historyOf, insertHistory } from './reposi
 
 export type BackoutContext = Pick<
   MigrationContext,
-  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'audit'
+  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'audit' | 'origin'
 > & {
   progress: DeployProgress;
   /** Called after each chunk a back-out wrote, inside its transaction (tests interrupt a back-out there). */
@@ -107,7 +107,7 @@ export async function backoutPackage(
   const structural = plan.manifest.backout?.structural ?? [];
   if (structural.length > 0) await requireAdminMode(context, dmpackageid);
   const propertySets = plan.structures.some(isPropertyStructure)
-    ? await context.properties.prepareSets(user)
+    ? await context.properties.prepareSets(user, context.origin)
     : undefined;
   const started = await packages.updatePackage(context.db, dmpackageid, {
     status: PACKAGE_STATUS.backoutInProgress,
@@ -118,7 +118,7 @@ export async function backoutPackage(
   try {
     const written = await context.resources.writeWith(
       user,
-      {},
+      { origin: context.origin },
       (writer) => writeInverse(context, plan, writer, user, { force, propertySets }),
       () => ({ structure: plan.structures[0]!, uniqueId: 0 }),
     );
@@ -262,7 +262,7 @@ async function restoreChunk(
 
 /** The custom attributes as they were before the deploy: the added ones removed, the changed ones changed back. */
 async function restoreStructure(
-  context: Pick<MigrationContext, 'dbconfig'>,
+  context: Pick<MigrationContext, 'dbconfig' | 'origin'>,
   manifest: Manifest,
   user: UserProfile,
   trx: ReturnType<typeof typedView>,
@@ -275,7 +275,7 @@ async function restoreStructure(
     user.userid,
     { transaction: trx },
   );
-  await context.dbconfig.applyPending(user.userid, { transaction: trx });
+  await context.dbconfig.applyPending(user.userid, { transaction: trx, origin: context.origin });
 }
 
 /** One inverse line as a record of a batch: the deploy's guard fields left out, a deletion marked. */

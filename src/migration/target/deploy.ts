@@ -44,7 +44,7 @@ export interface DeployOutcome {
 
 type DeployContext = Pick<
   MigrationContext,
-  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'sourceIdentity' | 'audit'
+  'db' | 'resources' | 'dbconfig' | 'guard' | 'properties' | 'sourceIdentity' | 'audit' | 'origin'
 > & {
   progress: DeployProgress;
   /** Hears how each deploy that started writing ended. */
@@ -83,7 +83,7 @@ export async function deployPackage(
   if (structural.length > 0) await requireAdminMode(context, dmpackageid);
   // System properties are set through the property service's rules (docs/migration.md, "System properties").
   const propertySets = structures.some(isPropertyStructure)
-    ? await context.properties.prepareSets(user)
+    ? await context.properties.prepareSets(user, context.origin)
     : undefined;
   const started = await repository.updatePackage(context.db, dmpackageid, {
     status: PACKAGE_STATUS.deployInProgress,
@@ -103,7 +103,7 @@ export async function deployPackage(
   try {
     const counts = await context.resources.writeWith(
       user,
-      {},
+      { origin: context.origin },
       (writer) => writePackage(context, plan, writer, user),
       () => ({ structure: structures[0]!, uniqueId: 0 }),
     );

@@ -76,7 +76,7 @@ export interface PreviewOutcome {
 
 type PreviewContext = Pick<
   MigrationContext,
-  'db' | 'storage' | 'resources' | 'properties' | 'dbconfig' | 'audit'
+  'db' | 'storage' | 'resources' | 'properties' | 'dbconfig' | 'audit' | 'origin'
 >;
 
 /** Ends the trial's transaction: a preview never commits. */
@@ -175,12 +175,12 @@ class Trial {
     user: UserProfile,
   ): Promise<Counts> {
     const propertySets = this.structures.some(isPropertyStructure)
-      ? await context.properties.prepareSets(user)
+      ? await context.properties.prepareSets(user, context.origin)
       : undefined;
     try {
       await context.resources.writeWith(
         user,
-        {},
+        { origin: context.origin },
         async (writer: ResourceWriter) => {
           const trx = typedView(writer.db);
           const written = await this.structural(context, structural, trx, user.userid);

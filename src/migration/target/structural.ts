@@ -41,7 +41,7 @@ export async function structuralChanges(
  * adds included. Answers the structures as that metadata has them.
  */
 export async function applyStructural(
-  context: Pick<MigrationContext, 'dbconfig'>,
+  context: Pick<MigrationContext, 'dbconfig' | 'origin'>,
   structures: readonly ObjectStructure[],
   structural: readonly AttributeChange[],
   trx: Kysely<Database>,
@@ -49,7 +49,7 @@ export async function applyStructural(
 ): Promise<readonly ObjectStructure[]> {
   if (structural.length === 0) return structures;
   await context.dbconfig.stageChanges(structural, userid, { transaction: trx });
-  await context.dbconfig.applyPending(userid, { transaction: trx });
+  await context.dbconfig.applyPending(userid, { transaction: trx, origin: context.origin });
   const metadata = await context.dbconfig.metadataWithin(trx);
   return structures.map((structure) => metadata.findObjectStructure(structure.name)!);
 }

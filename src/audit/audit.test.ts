@@ -16,6 +16,7 @@ import type { Database } from '../db/schema.js';
 import { historyInsert, insertHistory } from '../properties/repository.js';
 import type { AuditRow } from './repository.js';
 import { AuditTrail } from './service.js';
+import { lastAuditId } from '../../test/helpers/audit.js';
 
 /**
  * The audit trail (docs/audit.md): one record per event with who, how, from where and what, written in the change's
@@ -86,13 +87,7 @@ describe('audit trail', () => {
     return rows.filter((row) => row.eventtype !== 'login.success');
   }
 
-  async function lastId(): Promise<number> {
-    const row = await db
-      .selectFrom('easaudit')
-      .select((eb) => eb.fn.max('auditid').as('id'))
-      .executeTakeFirst();
-    return Number(row?.id ?? 0);
-  }
+  const lastId = (): Promise<number> => lastAuditId(db);
 
   /** Exactly one new record, of `type`, caused by `cause`; answers it. */
   async function oneRecord(type: string, cause: () => Promise<unknown>, userid?: string): Promise<AuditRow> {

@@ -6,6 +6,7 @@ import { within } from '../../test/helpers/processes.js';
 import { DEMO_PASSWORD } from '../../test/helpers/storage.js';
 import { runAdmin } from '../admin/cli.js';
 import type { AuditRow } from './repository.js';
+import { lastAuditId } from '../../test/helpers/audit.js';
 
 /**
  * Logins and the shell's recoveries in the audit trail (docs/audit.md, "Events"): a failure, the lockout it leads to,
@@ -26,13 +27,7 @@ describe('audit trail: logins, lockout, unlock, logout, pending admin mode, data
 
   const admin = maxauth('MAXADMIN');
 
-  async function lastId(): Promise<number> {
-    const row = await t.storage.db
-      .selectFrom('easaudit')
-      .select((eb) => eb.fn.max('auditid').as('id'))
-      .executeTakeFirst();
-    return Number(row?.id ?? 0);
-  }
+  const lastId = (): Promise<number> => lastAuditId(t.storage.db);
 
   /**
    * The records `cause` left, of the types asked for (others, such as the batched successes of the administrator's

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import type { AuditRow } from './repository.js';
+import { lastAuditId } from '../../test/helpers/audit.js';
 
 /**
  * How a record learns who acted and from where (src/audit/README.md, "Request context"): the route hands the
@@ -47,13 +48,7 @@ describe('request origin', () => {
       await t?.close();
     });
 
-    async function lastId(): Promise<number> {
-      const row = await t.storage.db
-        .selectFrom('easaudit')
-        .select((eb) => eb.fn.max('auditid').as('id'))
-        .executeTakeFirst();
-      return Number(row?.id ?? 0);
-    }
+    const lastId = (): Promise<number> => lastAuditId(t.storage.db);
 
     /** The requests of one round: each records one event, from an address and with an id of its own. */
     function round(n: number, keyOwner: 'WILSON' | 'MAXADMIN', failing: 'SMITH' | 'WILSON') {

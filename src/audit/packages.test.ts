@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import type { AuditRow } from './repository.js';
+import { lastAuditId } from '../../test/helpers/audit.js';
 
 /**
  * The package lifecycle in the audit trail (docs/audit.md, "Events"): created, distributed, downloaded on one
@@ -37,13 +38,7 @@ describe('audit trail: package lifecycle', () => {
     return { response, requestId };
   }
 
-  async function lastId(app: TestApp): Promise<number> {
-    const row = await app.storage.db
-      .selectFrom('easaudit')
-      .select((eb) => eb.fn.max('auditid').as('id'))
-      .executeTakeFirst();
-    return Number(row?.id ?? 0);
-  }
+  const lastId = (app: TestApp): Promise<number> => lastAuditId(app.storage.db);
 
   /**
    * The package records `cause` left on `app`: exactly one, of `package.<action>`, for `key`, carrying the request's

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { runAdmin } from '../admin/cli.js';
 import type { AuditRow } from './repository.js';
+import { lastAuditId } from '../../test/helpers/audit.js';
 
 /**
  * Sessions ended by someone else (docs/audit.md, "Events"): by an administrator through the API the console calls,
@@ -35,13 +36,7 @@ describe('audit trail: sessions ended by an administrator or by admin mode', () 
     return cookie.split(';')[0]!;
   }
 
-  async function lastId(): Promise<number> {
-    const row = await t.storage.db
-      .selectFrom('easaudit')
-      .select((eb) => eb.fn.max('auditid').as('id'))
-      .executeTakeFirst();
-    return Number(row?.id ?? 0);
-  }
+  const lastId = (): Promise<number> => lastAuditId(t.storage.db);
 
   /** Exactly one `session.end` record caused by `cause`. */
   async function oneEnding(cause: () => Promise<void>): Promise<AuditRow> {

@@ -10,14 +10,10 @@ import type { AuditTable } from './tables.js';
 export type AuditOutcome = 'SUCCESS' | 'FAILURE' | 'REFUSED';
 
 /** What a record says of the request it was written in; all null outside a request (the shell, a timer). */
-export interface RequestFacts {
-  userid: string | null;
-  authscheme: string | null;
-  keyid: string | null;
-  sessiondigest: string | null;
-  clientaddr: string | null;
-  requestid: string | null;
-}
+export type RequestFacts = Pick<
+  AuditTable,
+  'userid' | 'authscheme' | 'keyid' | 'sessiondigest' | 'clientaddr' | 'requestid'
+>;
 
 /**
  * Who acted and from where: the request an event happens in, as a domain sees it (no HTTP). The route that calls a

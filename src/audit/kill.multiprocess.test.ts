@@ -81,7 +81,8 @@ async function prepare(server: ServerProcess): Promise<Map<string, number>> {
 
 /**
  * Fires every deploy at once and the key creations one every few milliseconds (so that some are in flight whenever
- * the kill comes), and kills the process once a few of each have answered.
+ * the kill comes), and kills the process as soon as a few of each have answered: from the answer that makes it
+ * enough, not from a timer, which a busy machine can hold back until every request has answered.
  */
 async function burstAndKill(
   server: ServerProcess,
@@ -89,34 +90,48 @@ async function burstAndKill(
 ): Promise<{ keys: Set<string>; deploys: Set<string> }> {
   const answered = { keys: new Set<string>(), deploys: new Set<string>() };
   const requests: Array<Promise<void>> = [];
+  let killed = false;
+  let enoughAnswered: () => void = () => undefined;
+  const killedSoon = new Promise<void>((resolve) => (enoughAnswered = resolve));
+  const enough = () => answered.keys.size >= KEYS_BEFORE_KILL && answered.deploys.size >= DEPLOYS_BEFORE_KILL;
+  const killIfEnough = () => {
+    if (killed || !enough()) return;
+    server.child.kill('SIGKILL');
+    killed = true;
+    enoughAnswered();
+  };
   for (const [pkgdefname, dmpackageid] of packages) {
     requests.push(
       call(server, '/dm/deploy', { pkgdefname, dmpackageid }).then(
-        (answer) => void (answer.status === 200 && answered.deploys.add(pkgdefname)),
+        (answer) => {
+          if (answer.status === 200) answered.deploys.add(pkgdefname);
+          killIfEnough();
+        },
         () => undefined,
       ),
     );
   }
-  let killed = false;
   const keys = (async () => {
     for (let index = 0; index < USERS && !killed; index += 1) {
       const user = userOf(index);
       requests.push(
         call(server, '/os/mxapiapikey?lean=1', { userid: user, expiration: -1 }).then(
-          (answer) => void (answer.status === 201 && answered.keys.add(user)),
+          (answer) => {
+            if (answer.status === 201) answered.keys.add(user);
+            killIfEnough();
+          },
           () => undefined,
         ),
       );
       await new Promise((resolve) => setTimeout(resolve, KEY_SPACING_MS));
     }
   })();
-  const deadline = Date.now() + 120_000;
-  const enough = () => answered.keys.size >= KEYS_BEFORE_KILL && answered.deploys.size >= DEPLOYS_BEFORE_KILL;
-  while (!enough() && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 2));
+  const deadline = new Promise<void>((resolve) => setTimeout(resolve, 120_000).unref());
+  await Promise.race([killedSoon, deadline]);
+  if (!killed) {
+    server.child.kill('SIGKILL');
+    killed = true;
   }
-  server.child.kill('SIGKILL');
-  killed = true;
   await keys;
   await Promise.all(requests);
   await stopServer(server);

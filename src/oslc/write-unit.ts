@@ -26,7 +26,13 @@ import type { SiteSnapshot } from './site-cache.js';
 import { stampWrite, statusHistoryRow, type WriteStamp } from './stamps.js';
 import { applyDefaults, convertInput, validateRecord } from './validation.js';
 import type { StoredValue } from './values.js';
-import type { BodyMemberWriter, ObserverEntry, RecordWrite, WriteRules } from './write-extensions.js';
+import type {
+  BodyMemberWriter,
+  ObserverEntry,
+  RecordWrite,
+  WriteRuleContext,
+  WriteRules,
+} from './write-extensions.js';
 
 /**
  * The write path of one transaction, for writes composed elsewhere (child collections, BULK, SYNC): the per-record
@@ -99,9 +105,7 @@ export class WriteUnit implements ResourceWriter {
     await this.autokeys(object, values);
     applyDefaults(object, values);
     await validateRecord(this.context(), object, values, values, true);
-    await this.writeRules
-      .get(object.name)
-      ?.beforeInsert?.({ db: this.db, object, user: this.user, origin: this.origin, values });
+    await this.writeRules.get(object.name)?.beforeInsert?.(this.ruleContext(object, values));
     stampWrite(object, values, undefined, this.writeStamp());
     const row = await this.insertRecord(object, values);
     await this.observe(object, 'insert', row, undefined, row);
@@ -136,14 +140,7 @@ export class WriteUnit implements ResourceWriter {
     const changed = convertInput(object, body, before, childNames(node));
     const record: Row = { ...before, ...changed };
     await validateRecord(this.context(), object, changed, record, false);
-    await this.writeRules.get(object.name)?.beforeUpdate?.({
-      db: this.db,
-      object,
-      user: this.user,
-      origin: this.origin,
-      values: changed,
-      before,
-    });
+    await this.writeRules.get(object.name)?.beforeUpdate?.({ ...this.ruleContext(object, changed), before });
     stampWrite(object, changed, before, this.writeStamp());
     await repository.updateRow(this.db, object, uniqueId, changed);
     const after = await repository.findByUniqueId(this.db, object, uniqueId);
@@ -188,9 +185,7 @@ export class WriteUnit implements ResourceWriter {
     const object = node.object;
     const before = await repository.lockByUniqueId(this.db, object, uniqueId);
     if (!before) throw errors.resourceNotFound(object.name, String(uniqueId));
-    await this.writeRules
-      .get(object.name)
-      ?.beforeDelete?.({ db: this.db, object, user: this.user, origin: this.origin, values: {}, before });
+    await this.writeRules.get(object.name)?.beforeDelete?.({ ...this.ruleContext(object, {}), before });
     for (const child of node.children) {
       const rows = await repository.findAll(this.db, child.object.table, joinPairs(child, before));
       for (const row of rows) await this.remove(child, Number(row[child.object.uniqueId]));
@@ -341,6 +336,11 @@ export class WriteUnit implements ResourceWriter {
   /** Who writes and when, for the stamps and status-history rows of this unit's writes. */
   private writeStamp(): WriteStamp {
     return { now: this.now, userid: this.user.userid, statusDate: this.statusChange?.date ?? this.now };
+  }
+
+  /** What a write rule of `object` is told of this write: its transaction, the writer and the values. */
+  private ruleContext(object: ObjectMeta, values: Row): WriteRuleContext {
+    return { db: this.db, object, user: this.user, origin: this.origin, values };
   }
 
   private async observe(

@@ -52,6 +52,7 @@ options:
   --cost              the cost account: CPU us per request of each stage of the request path, both servers
                       side by side (profiled at a finer interval; e.g. npm run bench -- session --cost)
   --storage <kind>    postgres (default) or pglite: where the property-call sections' service keeps its data
+  --pair <name,...>   run only the pairs of these names (e.g. --pair "property set"), case-insensitive
   --list              list the sections and exit
 `;
 
@@ -97,6 +98,7 @@ const OPTIONS = {
   megabytes: { type: 'string' },
   heap: { type: 'string' },
   storage: { type: 'string' },
+  pair: { type: 'string' },
   reload: { type: 'boolean', default: false },
   profile: { type: 'boolean', default: false },
   cost: { type: 'boolean', default: false },
@@ -220,13 +222,19 @@ async function runStartup(values: Options, connections: number): Promise<Startup
   }
 }
 
+/** `--pair "key create,property set"`: the pair names to run, lower-cased; undefined runs every pair. */
+function pairNames(text: string | undefined): ReadonlySet<string> | undefined {
+  if (text === undefined) return undefined;
+  return new Set(text.split(',').map((name) => name.trim().toLowerCase()));
+}
+
 /** Every pair of the selected sections at every connection level; a section that cannot prepare is an ERROR row. */
 async function runSections(
   selected: readonly Section[],
   context: SectionContext,
   settings: LoadSettings,
   connectionLevels: readonly number[],
-  options: PairOptions,
+  options: PairOptions & { only?: ReadonlySet<string> | undefined },
 ): Promise<PairResult[]> {
   const results: PairResult[] = [];
   for (const section of selected) {
@@ -247,9 +255,11 @@ async function runSections(
       });
       continue;
     }
-    for (const pair of pairs)
+    for (const pair of pairs) {
+      if (options.only && !options.only.has(pair.name.toLowerCase())) continue;
       for (const connections of connectionLevels)
         results.push(await runPair(section, pair, { ...settings, connections }, options));
+    }
   }
   return results;
 }
@@ -320,6 +330,7 @@ async function main(): Promise<number> {
   const results = await runSections(selected, context, settings, connectionLevels, {
     profile: values.profile,
     cost: values.cost,
+    only: pairNames(values.pair),
     log,
   });
   if (startupOutcome) {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { withRecord } from '../audit/repository.js';
-import { executePrepared } from '../db/prepared-statements.js';
+import { StatementTemplate } from '../db/prepared-statements.js';
 import type { AuditRecord } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 
@@ -76,10 +76,12 @@ export function keyUpsert(db: Kysely<Database>, key: NewKey, record?: AuditRecor
     );
 }
 
-/** Writes `keyUpsert`, sent by name: it runs inside the lock of the user's key row. */
+/** Writes `keyUpsert`, from its template (compiled once, sent by name): it runs inside the lock of the user's key row. */
 export async function upsertKey(db: Kysely<Database>, key: NewKey, record?: AuditRecord): Promise<void> {
-  await executePrepared(db, keyUpsert(db, key, record));
+  await keyTemplate.execute(db, key, record);
 }
+
+const keyTemplate = new StatementTemplate(keyUpsert);
 
 /** Deletes the user's key; true when there was one. */
 export async function deleteKey(db: Kysely<Database>, userid: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { withRecord } from '../audit/repository.js';
-import { executePrepared } from '../db/prepared-statements.js';
+import { StatementTemplate } from '../db/prepared-statements.js';
 import type { AuditRecord } from '../audit/types.js';
 import type { Database } from '../db/schema.js';
 import type { MaxPropTable } from './tables.js';
@@ -144,16 +144,18 @@ export function historyInsert(db: Kysely<Database>, row: HistoryRow, record?: Au
 }
 
 /**
- * Writes `historyInsert`, sent by name: it runs inside the property's row lock, and with its audit record it is the
- * longest statement a set sends there.
+ * Writes `historyInsert`, from its template (compiled once, sent by name): it runs inside the property's row lock,
+ * and with its audit record it is the longest statement a set sends there.
  */
 export async function insertHistory(
   db: Kysely<Database>,
   row: HistoryRow,
   record?: AuditRecord,
 ): Promise<void> {
-  await executePrepared(db, historyInsert(db, row, record));
+  await historyTemplate.execute(db, row, record);
 }
+
+const historyTemplate = new StatementTemplate(historyInsert);
 
 /** Changes of one property, newest first. */
 export async function loadHistory(db: Kysely<Database>, name: string, limit: number): Promise<HistoryRow[]> {

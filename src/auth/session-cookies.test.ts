@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../app.js';
 import { json, maxauth, patchUser, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
-import { within } from '../../test/helpers/processes.js';
+import { heardEverywhere } from '../../test/helpers/processes.js';
 import { DEMO_PASSWORD } from '../../test/helpers/storage.js';
 import { CookieSeal } from './cookie-seal.js';
 import { SessionService } from './sessions.js';
@@ -75,10 +75,6 @@ describe('sealed session cookies', () => {
     return String(json(created).apikey);
   };
   const patchSmith = (fields: Record<string, unknown>) => patchUser(t.app, 'SMITH', fields);
-  /** Retries for at most a second: the other instance hears of the change through the change bus. */
-  const within1s = async (what: string, check: () => Promise<boolean>): Promise<void> => {
-    await within(1000, check).catch(() => assert.fail(`${what} within 1 s`));
-  };
 
   before(async () => {
     t = await startTestApp({ EAS_SESSIONS_PER_USER: String(PER_USER) });
@@ -272,7 +268,7 @@ describe('sealed session cookies', () => {
     const beforeChange = await issued(maxauth('SMITH'));
     await patchSmith({ password: 'a-new-password-1' });
     try {
-      await within1s('the cookie refused after the password change', async () => {
+      await heardEverywhere('the cookie refused after the password change', async () => {
         const response = await whoami(other, { cookie: beforeChange });
         return response.statusCode === 401 && reasonCode(response) === 'BMXAA0021E';
       });
@@ -291,7 +287,7 @@ describe('sealed session cookies', () => {
     const beforeDeactivation = await issued(maxauth('SMITH'));
     await patchSmith({ status: 'INACTIVE' });
     try {
-      await within1s('the cookie refused after the deactivation', async () => {
+      await heardEverywhere('the cookie refused after the deactivation', async () => {
         return (await whoami(other, { cookie: beforeDeactivation })).statusCode === 401;
       });
       assert.equal(await count('maxsession', 'SMITH'), 0, 'nothing stored for it');

@@ -131,6 +131,16 @@ export async function stopServersAndDropSchema(
 }
 
 /**
+ * Polls until another instance has heard of a change through the change bus, for at most 5 s. The bus delivers
+ * within about a second (docs/security.md); a unit test asserts only that the change arrives: each check here
+ * verifies a password (scrypt, about 40 ms on a quiet machine), and on a loaded one a few checks alone outlast that
+ * second.
+ */
+export async function heardEverywhere(what: string, check: () => Promise<boolean>): Promise<void> {
+  await within(5_000, check).catch(() => assert.fail(`${what}: not heard within 5 s`));
+}
+
+/**
  * Polls until `check` holds (what another process learns through the change bus); answers the milliseconds it took,
  * or fails after the deadline.
  */

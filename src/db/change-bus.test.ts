@@ -58,7 +58,9 @@ describe('confirmations', () => {
 describe('confirmations on PGlite', () => {
   let pglite: PGlite;
   before(async () => {
-    pglite = new PGlite({ loadDataDir: await pgliteTemplate(), parsers: pgliteParsers });
+    // Created and ready here: on a loaded machine loading the data directory alone can outlast the test's timeout,
+    // which is meant for a confirmation that is never heard.
+    pglite = await PGlite.create({ loadDataDir: await pgliteTemplate(), parsers: pgliteParsers });
   });
   after(() => pglite.close());
 

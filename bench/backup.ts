@@ -1,17 +1,18 @@
 // The `backup` mode of `npm run bench`: see bench/README.md ("Backup").
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { ensureAdministrator } from '../src/auth/bootstrap.js';
 import { hashPassword } from '../src/auth/password.js';
 import { migrateToLatest, openStorage } from '../src/db/database.js';
 import { seedDemoData } from '../src/demo/seed.js';
 import { countAssets, insertGeneratedAssets } from './fixtures/assets.js';
-import { compiledDir, compileServers } from './lib/compile.js';
+import { compiledDir, compileServers, rootDir } from './lib/compile.js';
 import { rssOf, sampleMemory } from './lib/rss.js';
 import { startServer } from './lib/server-process.js';
 import { BENCH_ADMIN_PASSWORD, BENCH_DEMO_PASSWORD, BENCH_MASTER_KEY, CONTEXT_ROOT } from './lib/settings.js';
@@ -143,7 +144,16 @@ async function timed(
 }
 
 const cliScript = join(compiledDir, 'src', 'cli', 'main.js');
-const adminScript = join(compiledDir, 'src', 'admin', 'cli.js');
+/** What `npm run admin` runs: the compiled entry bundled into one file, as `npm run build` bundles it. */
+const adminScript = join(compiledDir, 'src', 'bundle', 'admin.js');
+
+async function bundleAdmin(): Promise<void> {
+  const entry = join(compiledDir, 'src', 'admin', 'main.js');
+  await promisify(execFile)(process.execPath, [
+    join(rootDir, 'scripts', 'bundle.mjs'),
+    `${entry}=${adminScript}`,
+  ]);
+}
 
 /** `tar` of the stopped directory, RUNS times (a new archive each time). */
 async function timeTar(dataDir: string, work: string): Promise<Run[]> {
@@ -257,7 +267,7 @@ async function timeBackups(
   }
 }
 
-/** `npm run admin -- restore` (compiled, plain node) of the first archive into an empty directory, RUNS times. */
+/** `npm run admin -- restore` (bundled, plain node) of the first archive into an empty directory, RUNS times. */
 async function timeRestores(work: string): Promise<{ runs: Run[]; rssRiseBytes: number }> {
   const env = { EAS_MASTER_KEY: BENCH_MASTER_KEY, EAS_LOG_LEVEL: 'warn' };
   const idle = await timed(process.execPath, [adminScript, 'restore', '--help'], env);
@@ -285,6 +295,7 @@ export async function backupBenchmark(settings: BackupBenchSettings): Promise<Ba
   const { log } = settings;
   const dataDir = join(compiledDir, 'backup', `pglite-${settings.assets}`);
   await compileServers(log);
+  await bundleAdmin();
   if (!existsSync(cliScript) || !existsSync(adminScript))
     throw new Error(`the compiled CLIs are missing (${cliScript}, ${adminScript})`);
   await prepareDataDir(dataDir, settings);

@@ -155,7 +155,7 @@ describe(
           HOME: process.env.HOME,
           EAS_DATA_DIR: dataDir,
         };
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/cli.ts', 'adminmode', 'off'], {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/main.ts', 'adminmode', 'off'], {
           cwd: root,
           env,
           stdio: ['ignore', 'pipe', 'pipe'],

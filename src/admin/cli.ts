@@ -1,5 +1,3 @@
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { newMasterKey, resealKeys } from '../apikeys/master-key.js';
 import { loadMasterKey } from '../apikeys/vault.js';
@@ -7,7 +5,7 @@ import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from '../adm
 import { generatePassword, hashPassword } from '../auth/password.js';
 import { SessionService } from '../auth/sessions.js';
 import { setUserPassword, unblockUser, userExists } from '../auth/session-repository.js';
-import { ConfigError, loadConfig, type AppConfig } from '../config.js';
+import { loadConfig, type AppConfig } from '../config.js';
 import { DataDirectoryLockedError } from '../db/data-dir-lock.js';
 import { migrateToLatest, openStorage, type Storage } from '../db/database.js';
 import type { Kysely } from 'kysely';
@@ -362,7 +360,8 @@ async function auditCommand(
   return 2;
 }
 
-async function main(): Promise<void> {
+/** The command line of `npm run admin` (`main.ts`): runs one command and leaves with its exit code. */
+export async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const io: AdminIo = {
     out: (text) => process.stdout.write(text),
@@ -447,14 +446,4 @@ async function openAdminStorage(config: AppConfig, argv: readonly string[]): Pro
       );
     throw error;
   }
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((error: unknown) => {
-    process.stderr.write(
-      `eas admin: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exit(1);
-  });
 }

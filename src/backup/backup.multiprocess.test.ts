@@ -141,12 +141,12 @@ describe(
       );
 
       // Not into the source's directory: it is not empty.
-      const refused = await run('src/admin/cli.ts', ['restore', archive], { EAS_DATA_DIR: sourceDir });
+      const refused = await run('src/admin/main.ts', ['restore', archive], { EAS_DATA_DIR: sourceDir });
       assert.equal(refused.code, 4, refused.stderr);
       assert.match(refused.stderr, /is not empty/);
 
       const restoredDir = join(work, 'restored');
-      const restore = await run('src/admin/cli.ts', ['restore', archive], { EAS_DATA_DIR: restoredDir });
+      const restore = await run('src/admin/main.ts', ['restore', archive], { EAS_DATA_DIR: restoredDir });
       assert.equal(restore.code, 0, restore.stderr);
       assert.match(restore.stdout, new RegExp(`Deployment identity kept: ${identity}`));
       assert.match(restore.stdout, /No master key was given/);

@@ -78,7 +78,7 @@ async function indexExists(schema: string, name: string): Promise<boolean> {
 
 /** `npm run admin -- <args>` of this tree on the schema: its exit code and output. */
 async function adminCommand(schema: string, args: string[]): Promise<{ code: number; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/main.ts', ...args], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: url, EAS_DB_SCHEMA: schema, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,6 +5,7 @@
 //   node scripts/bundle.mjs <entry.js>=<outfile.js> [...]
 //
 // The bench bundles its own compiled copy of the sources the same way (bench/README.md, "Backup").
+import process from 'node:process';
 import { build } from 'esbuild';
 
 // What stays in node_modules, and why: docs/startup.md.

@@ -85,6 +85,9 @@ async function preparePglite(dataDir: string): Promise<void> {
   }
 }
 
+/** Round trips (upload, download, delete) per engine; the best of each is compared with the baseline's best. */
+const ROUNDS = 3;
+
 /** The baseline: a plain Node stream of the file to disk. */
 async function baselineSeconds(file: string, directory: string): Promise<number> {
   let best = Number.POSITIVE_INFINITY;
@@ -157,6 +160,36 @@ function download(url: string, headers: Record<string, string>, target: string):
   });
 }
 
+/** One upload, download and delete of the file: their seconds, and whether the bytes came back. */
+async function roundTrip(
+  server: RunningServer,
+  target: { collection: string; uploadHeaders: Record<string, string>; auth: Record<string, string> },
+  file: { path: string; sha256: string; megabytes: number },
+  directory: string,
+): Promise<{ uploadSeconds: number; downloadSeconds: number; identical: boolean }> {
+  const { collection, uploadHeaders, auth } = target;
+  let started = performance.now();
+  const uploaded = await call(server.baseUrl, collection, {
+    method: 'POST',
+    headers: uploadHeaders,
+    file: file.path,
+  });
+  const uploadSeconds = (performance.now() - started) / 1000;
+  if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}: ${uploaded.body}`);
+  const location = new URL(String(uploaded.headers.location)).pathname;
+  started = performance.now();
+  const arrived = await download(`${server.baseUrl}${location}`, auth, join(directory, 'downloaded.bin'));
+  const downloadSeconds = (performance.now() - started) / 1000;
+  const size = (await stat(join(directory, 'downloaded.bin'))).size;
+  await rm(join(directory, 'downloaded.bin'), { force: true });
+  await call(server.baseUrl, location, { method: 'DELETE', headers: auth });
+  return {
+    uploadSeconds,
+    downloadSeconds,
+    identical: arrived === file.sha256 && size === file.megabytes * MIB,
+  };
+}
+
 async function measureEngine(
   engine: EngineResult['engine'],
   server: RunningServer,
@@ -198,25 +231,20 @@ async function measureEngine(
     headers: auth,
   });
 
+  // Best of three round trips, as the baseline is the best of three copies: the first writes of a new file into
+  // pages the kernel has not handed out yet are the disk's warm-up, not the service's.
   const before = await rssOf(server.pid);
   const sampler = sampleMemory(server.pid);
-  let started = performance.now();
-  const uploaded = await call(server.baseUrl, collection, {
-    method: 'POST',
-    headers: uploadHeaders,
-    file: file.path,
-  });
-  const uploadSeconds = (performance.now() - started) / 1000;
-  if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}: ${uploaded.body}`);
-  const location = new URL(String(uploaded.headers.location)).pathname;
-  started = performance.now();
-  const arrived = await download(`${server.baseUrl}${location}`, auth, join(directory, 'downloaded.bin'));
-  const downloadSeconds = (performance.now() - started) / 1000;
+  let uploadSeconds = Number.POSITIVE_INFINITY;
+  let downloadSeconds = Number.POSITIVE_INFINITY;
+  let identical = true;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const trip = await roundTrip(server, { collection, uploadHeaders, auth }, file, directory);
+    uploadSeconds = Math.min(uploadSeconds, trip.uploadSeconds);
+    downloadSeconds = Math.min(downloadSeconds, trip.downloadSeconds);
+    identical &&= trip.identical;
+  }
   const peak = await sampler.stop();
-  const size = (await stat(join(directory, 'downloaded.bin'))).size;
-  await rm(join(directory, 'downloaded.bin'), { force: true });
-  await call(server.baseUrl, location, { method: 'DELETE', headers: auth });
-  const identical = arrived === file.sha256 && size === file.megabytes * MIB;
   const uploadRatio = baseline / uploadSeconds;
   const downloadRatio = baseline / downloadSeconds;
   const rssRiseMiB = Math.max(0, peak - before) / MIB;
@@ -256,7 +284,16 @@ export async function attachmentBenchmark(settings: AttachmentBenchSettings): Pr
     await compileServers(log);
     const engines: EngineResult[] = [];
     const specs: Array<{ engine: EngineResult['engine']; env: Record<string, string> }> = [
-      { engine: 'postgres', env: { BENCH_DATABASE_URL: databaseUrl, BENCH_SCHEMA: schema } },
+      {
+        engine: 'postgres',
+        // Attachment files in a folder, as a PostgreSQL deployment that takes large uploads is set up
+        // (docs/operations.md, "Attachment files").
+        env: {
+          BENCH_DATABASE_URL: databaseUrl,
+          BENCH_SCHEMA: schema,
+          EAS_ATTACHMENTS_DIR: join(directory, 'files'),
+        },
+      },
       {
         engine: 'pglite',
         env: { BENCH_STORAGE: 'pglite', BENCH_PGLITE_DIR: join(directory, 'pglite') },

@@ -17,6 +17,8 @@ const EnvSchema = Type.Object({
   EAS_CONTEXT_ROOT: Type.String({ pattern: '^/[A-Za-z0-9._~-]+$', default: '/maximo' }),
   EAS_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /** Folder of attachment content files (src/attachments/README.md); unset: the data directory's, on PGlite. */
+  EAS_ATTACHMENTS_DIR: Type.Optional(Type.String({ minLength: 1 })),
   EAS_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
   EAS_DEMO: Type.Boolean({ default: false }),
   EAS_DEMO_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
@@ -125,6 +127,8 @@ export interface AppConfig {
   /** Context root every route is served under, for example `/maximo`. */
   contextRoot: string;
   dataDir: string;
+  /** Where uploaded attachment content is kept as files, when set (else the embedded database's own folder). */
+  attachmentsDir: string | undefined;
   databaseUrl: string | undefined;
   adminPassword: string | undefined;
   demo: boolean;
@@ -345,6 +349,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: parsed.HOST,
     contextRoot: parsed.EAS_CONTEXT_ROOT,
     dataDir: resolve(parsed.EAS_DATA_DIR),
+    attachmentsDir:
+      parsed.EAS_ATTACHMENTS_DIR === undefined ? undefined : resolve(parsed.EAS_ATTACHMENTS_DIR),
     databaseUrl: parsed.DATABASE_URL,
     adminPassword: parsed.EAS_ADMIN_PASSWORD,
     demo: parsed.EAS_DEMO,

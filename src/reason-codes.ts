@@ -448,6 +448,11 @@ export const REASONS = {
     text: (limitMb: number) =>
       `The attachment is larger than the limit of ${limitMb} MB that the mxe.doclink.maxfilesize property sets.`,
   },
+  EAS0221E: {
+    status: 500,
+    text: (document: string) =>
+      `The content of the attachment ${document} is kept in a file, and this server has no attachment folder (EAS_ATTACHMENTS_DIR).`,
+  },
 
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {

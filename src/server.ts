@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { buildApp } from './app.js';
+import { DOCLINKS_FOLDER } from './attachments/content-folder.js';
 import { startMetricsListener } from './metrics/routes.js';
 import { administratorExists, ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
@@ -45,8 +47,14 @@ async function main(): Promise<void> {
           url: config.databaseUrl,
           ...(config.databaseSchema && { schema: config.databaseSchema }),
           onFault: (description) => reportFault(description),
+          ...(config.attachmentsDir && { attachmentsDir: config.attachmentsDir }),
         }
-      : { kind: 'pglite', dataDir: config.dataDir },
+      : {
+          kind: 'pglite',
+          dataDir: config.dataDir,
+          // The embedded database's attachments live beside its files, so that its backup holds them.
+          attachmentsDir: config.attachmentsDir ?? join(config.dataDir, DOCLINKS_FOLDER),
+        },
   );
   await migrateToLatest(storage);
   // The deployment's identity before anything names it: the demo definitions do, as every definition does.

@@ -3,6 +3,7 @@ import { AdminModeService, DEFAULT_LOGOUTMIN, DEFAULT_NUMSESSIONS } from './admi
 import { APIKEY_OBJECT, ApiKeyService } from './apikeys/service.js';
 import { doclinksWriter } from './attachments/body-members.js';
 import { doclinksReader } from './attachments/inline.js';
+import { ContentFolder } from './attachments/content-folder.js';
 import { ATTACHMENT_OWNERS, AttachmentService, DEFAULT_MAX_FILE_MB } from './attachments/service.js';
 import { FederatedUsers } from './auth/federated/service.js';
 import { LdapDirectory } from './auth/ldap.js';
@@ -104,7 +105,7 @@ export async function createServices(
     },
   });
   const migration = await startMigration(config, storage, core, access, dbconfig, recorder);
-  const attachments = startAttachments(storage, core);
+  const attachments = startAttachments(storage, log, core);
   observeAdministration(metrics, access.adminMode, migration);
   const { metadata, domains, resources, properties } = core;
   return {
@@ -123,6 +124,7 @@ export async function createServices(
     audit,
     async close() {
       await audit.close();
+      attachments.close();
       access.adminMode.close();
       await access.logins.flush();
       await properties.close();
@@ -291,10 +293,17 @@ async function startMigration(
  * Attachments: `doclinks` in the write bodies of their owners (removed with them by the database, migration 0032),
  * and inline in their reads when `oslc.select` names them.
  */
-function startAttachments(storage: Storage, { resources, properties }: CoreServices): AttachmentService {
-  const attachments = new AttachmentService(storage.db, {
-    maxFileMb: () => properties.getInteger('mxe.doclink.maxfilesize') ?? DEFAULT_MAX_FILE_MB,
-  });
+function startAttachments(
+  storage: Storage,
+  log: FastifyBaseLogger,
+  { resources, properties }: CoreServices,
+): AttachmentService {
+  const attachments = new AttachmentService(
+    storage.db,
+    { maxFileMb: () => properties.getInteger('mxe.doclink.maxfilesize') ?? DEFAULT_MAX_FILE_MB },
+    storage.attachmentsDir === undefined ? undefined : new ContentFolder(storage.attachmentsDir),
+  );
+  attachments.startSweeping((error) => log.warn({ err: error }, 'attachment folder sweep failed'));
   for (const owner of ATTACHMENT_OWNERS) {
     resources.addBodyMember(owner, 'doclinks', doclinksWriter(attachments));
     resources.addInlineMember(owner, 'doclinks', doclinksReader(attachments));

@@ -4,6 +4,8 @@
 import { ensureAdministrator } from '../../src/auth/bootstrap.js';
 import { hashPassword } from '../../src/auth/password.js';
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DOCLINKS_FOLDER } from '../../src/attachments/content-folder.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { migrateToLatest, openStorage, type Storage } from '../../src/db/database.js';
@@ -15,11 +17,26 @@ import { keepTickObjectShape } from '../../src/util/tick-object-shape.js';
 // As src/server.ts does first.
 keepTickObjectShape();
 
+// Request logging at info would measure pino, not the service; warnings still show up on the runner's stderr.
+const config = loadConfig({
+  ...process.env,
+  EAS_LOG_LEVEL: process.env.EAS_LOG_LEVEL ?? 'warn',
+  EAS_MASTER_KEY: BENCH_MASTER_KEY,
+});
+
 async function pgliteStorage(): Promise<Storage> {
   // In memory, unless BENCH_PGLITE_DIR names a data directory (the attachments benchmark: stored files in memory
-  // would be the server's RSS).
+  // would be the server's RSS); with one, attachment files in its folder, as src/server.ts keeps them.
   const dataDir = process.env.BENCH_PGLITE_DIR;
-  const storage = await openStorage(dataDir ? { kind: 'pglite', dataDir } : { kind: 'pglite' });
+  const storage = await openStorage(
+    dataDir
+      ? {
+          kind: 'pglite',
+          dataDir,
+          attachmentsDir: config.attachmentsDir ?? join(dataDir, DOCLINKS_FOLDER),
+        }
+      : { kind: 'pglite' },
+  );
   await migrateToLatest(storage);
   await ensureAdministrator(storage.db, await hashPassword(BENCH_ADMIN_PASSWORD));
   await seedDemoData(storage, { passwordHash: await hashPassword(BENCH_DEMO_PASSWORD) });
@@ -33,13 +50,8 @@ const storage =
         kind: 'postgres',
         url: requiredEnv('BENCH_DATABASE_URL'),
         schema: requiredEnv('BENCH_SCHEMA'),
+        ...(config.attachmentsDir && { attachmentsDir: config.attachmentsDir }),
       });
-// Request logging at info would measure pino, not the service; warnings still show up on the runner's stderr.
-const config = loadConfig({
-  ...process.env,
-  EAS_LOG_LEVEL: process.env.EAS_LOG_LEVEL ?? 'warn',
-  EAS_MASTER_KEY: BENCH_MASTER_KEY,
-});
 // The peak of V8's used heap since the process started, for the deploy benchmark (bench/README.md, "Deploy"): sampled
 // here, in the server, and written to a file the runner reads after each step (only when it grew by 1 MiB or more).
 const heapFile = process.env.BENCH_HEAP_FILE;

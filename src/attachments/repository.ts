@@ -24,6 +24,10 @@ export interface DoclinkValues {
   doctype: string;
   mimetype: string;
   createby: string;
+  /** Content already written to a file of the content folder: its name, size and checksum. */
+  contentfile?: string;
+  attachmentsize?: number;
+  checksum?: string;
 }
 
 export async function insertDoclink(
@@ -37,6 +41,19 @@ export async function insertDoclink(
     .returning('doclinksid')
     .executeTakeFirstOrThrow();
   return Number(row.doclinksid);
+}
+
+/** A row whose content is already in a file: size and checksum known, in one statement. */
+export async function insertStoredDoclink(
+  db: Kysely<Database>,
+  owner: AttachmentOwner,
+  values: DoclinkValues,
+): Promise<DoclinkRow> {
+  return db
+    .insertInto('doclinks')
+    .values({ ...values, ownertable: owner.object, ownerid: owner.uniqueId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function insertChunk(
@@ -103,6 +120,17 @@ export async function findOwned(
     .executeTakeFirst();
 }
 
+/** Those of the files that a row names (the rest may go). */
+export async function namedFiles(db: Kysely<Database>, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const rows = await db
+    .selectFrom('doclinks')
+    .select('contentfile')
+    .where('contentfile', 'in', [...names])
+    .execute();
+  return rows.flatMap((row) => (row.contentfile === null ? [] : [row.contentfile]));
+}
+
 /** One chunk of an attachment's content, or undefined past its last. */
 export async function readChunk(
   db: Kysely<Database>,
@@ -118,19 +146,22 @@ export async function readChunk(
   return row?.data;
 }
 
-/** Deletes one attachment (its chunks go with it); answers whether it existed. */
+/**
+ * Deletes one attachment (its chunks go with it); answers whether it existed, and the name of its file when its
+ * content was one.
+ */
 export async function deleteOwned(
   db: Kysely<Database>,
   owner: AttachmentOwner,
   doclinksid: number,
-): Promise<boolean> {
-  const result = await db
+): Promise<{ contentfile: string | null } | undefined> {
+  return db
     .deleteFrom('doclinks')
     .where('doclinksid', '=', doclinksid)
     .where('ownertable', '=', owner.object)
     .where('ownerid', '=', owner.uniqueId)
+    .returning('contentfile')
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
 }
 
 export async function deleteAllOwned(db: Kysely<Database>, owner: AttachmentOwner): Promise<void> {

@@ -183,10 +183,10 @@ function linksOf(request: AttachmentRequest, options: AttachmentRoutesOptions): 
 }
 
 async function contentOf(options: AttachmentRoutesOptions, row: DoclinkRow): Promise<string> {
-  return (await options.attachments.contentBytes(row.doclinksid)).toString('base64');
+  return (await options.attachments.contentBytes(row)).toString('base64');
 }
 
-/** The bytes, streamed chunk by chunk from storage, with the type and name they were uploaded with. */
+/** The bytes, streamed from their file or chunk by chunk from the database, with the type and name they were uploaded with. */
 function sendContent(reply: FastifyReply, options: AttachmentRoutesOptions, row: DoclinkRow): FastifyReply {
   reply
     .code(200)
@@ -194,7 +194,9 @@ function sendContent(reply: FastifyReply, options: AttachmentRoutesOptions, row:
     .header('content-length', String(row.attachmentsize))
     .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(row.document)}`);
   if (row.checksum) reply.header('etag', `"${row.checksum}"`);
-  return reply.send(Readable.from(options.attachments.content(row.doclinksid)));
+  const content = options.attachments.content(row);
+  // A file's read stream is piped as it is; chunks read by statements become one.
+  return reply.send(content instanceof Readable ? content : Readable.from(content));
 }
 
 async function removeAttachment(

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { UserProfile } from '../auth/types.js';
 import type { Database } from '../db/schema.js';
 import { errors } from '../errors.js';
+import type { ContentFolder } from './content-folder.js';
 import * as repository from './repository.js';
 import type { AttachmentOwner, DoclinkRow } from './repository.js';
 
@@ -33,32 +34,72 @@ export interface AttachmentSettings {
   maxFileMb(): number;
 }
 
+/** How often a process sweeps the content folder for files no row names. */
+const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+
 /**
- * Attachments of records (docs/compatibility.md, "Attachments"): content streamed into chunks inside one
- * transaction (an upload that fails or is refused leaves nothing), read back chunk by chunk, never whole in memory
- * except for `inlinedoc` and base64 `documentdata`, which are whole by their nature.
+ * Attachments of records (docs/compatibility.md, "Attachments"): a binary upload streams into a file of the content
+ * folder when the deployment has one, else into chunks inside one transaction (src/attachments/README.md, "Where
+ * content is kept"); either way an upload that fails or is refused leaves nothing, and content is read back in
+ * pieces, never whole in memory except for `inlinedoc` and base64 `documentdata`, which are whole by their nature.
  */
 export class AttachmentService {
+  private sweepTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly settings: AttachmentSettings,
+    private readonly folder?: ContentFolder,
   ) {}
+
+  /** Sweeps the content folder now and then; a failed sweep is reported and tried again at the next. */
+  startSweeping(onError: (error: unknown) => void): void {
+    const folder = this.folder;
+    if (!folder) return;
+    this.sweepTimer = setInterval(() => {
+      folder.sweep(this.db).catch(onError);
+    }, SWEEP_INTERVAL_MS).unref();
+  }
+
+  close(): void {
+    clearInterval(this.sweepTimer);
+  }
 
   /** The size limit in bytes. */
   limitBytes(): number {
     return this.settings.maxFileMb() * 1024 * 1024;
   }
 
-  /** Stores an attachment from a stream of its bytes, in a transaction of its own. */
+  /**
+   * Stores an attachment from a stream of its bytes: into a file and then its row, or in chunks in a transaction of
+   * its own when there is no content folder.
+   */
   async upload(
     owner: AttachmentOwner,
     attachment: NewAttachment,
     content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
     user: UserProfile,
   ): Promise<DoclinkRow> {
-    return this.db
-      .transaction()
-      .execute((transaction) => this.write(transaction, owner, attachment, content, user));
+    if (!this.folder) {
+      return this.db
+        .transaction()
+        .execute((transaction) => this.write(transaction, owner, attachment, content, user));
+    }
+    const maxFileMb = this.settings.maxFileMb();
+    const file = await this.folder.write(content, maxFileMb * 1024 * 1024, () =>
+      errors.attachmentTooLarge(maxFileMb),
+    );
+    try {
+      return await repository.insertStoredDoclink(this.db, owner, {
+        ...describe(attachment, user),
+        contentfile: file.name,
+        attachmentsize: file.size,
+        checksum: file.checksum,
+      });
+    } catch (error) {
+      await this.folder.discard(this.db, [file.name]);
+      throw error;
+    }
   }
 
   /** Stores an attachment in the caller's transaction (a `doclinks` entry of a record's write). */
@@ -70,14 +111,7 @@ export class AttachmentService {
     user: UserProfile,
   ): Promise<DoclinkRow> {
     const limit = this.limitBytes();
-    const doclinksid = await repository.insertDoclink(db, owner, {
-      document: attachment.fileName,
-      description: attachment.description,
-      urltype: attachment.urlType,
-      doctype: attachment.docType,
-      mimetype: attachment.contentType,
-      createby: user.userid,
-    });
+    const doclinksid = await repository.insertDoclink(db, owner, describe(attachment, user));
     const hash = createHash('sha256');
     let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     let filled = 0;
@@ -123,32 +157,62 @@ export class AttachmentService {
     return row;
   }
 
-  /** The stored bytes of an attachment, one chunk at a time. */
-  async *content(doclinksid: number): AsyncGenerator<Uint8Array> {
-    for (let seq = 0; ; seq++) {
-      const data = await repository.readChunk(this.db, doclinksid, seq);
-      if (!data) return;
-      yield data;
-    }
+  /** The stored bytes of an attachment, in pieces, from its file or its chunks. */
+  content(row: DoclinkRow): AsyncIterable<Uint8Array> {
+    return storedContent(this.db, this.folder, row);
   }
 
   /** The whole content, for `inlinedoc` (base64 in JSON cannot be streamed into the answer's object). */
-  async contentBytes(doclinksid: number): Promise<Buffer> {
+  async contentBytes(row: DoclinkRow): Promise<Buffer> {
     const parts: Uint8Array[] = [];
-    for await (const part of this.content(doclinksid)) parts.push(part);
+    for await (const part of this.content(row)) parts.push(part);
     return Buffer.concat(parts);
   }
 
   async remove(owner: AttachmentOwner, doclinksid: number): Promise<void> {
     const removed = Number.isSafeInteger(doclinksid)
       ? await repository.deleteOwned(this.db, owner, doclinksid)
-      : false;
+      : undefined;
     if (!removed) throw errors.resourceNotFound('DOCLINKS', String(doclinksid));
+    if (removed.contentfile !== null) await this.folder?.discard(this.db, [removed.contentfile]);
   }
 
   /** Removes every attachment of a record (the record is being deleted, in the caller's transaction). */
   removeAll(db: Kysely<Database>, owner: AttachmentOwner): Promise<void> {
     return repository.deleteAllOwned(db, owner);
+  }
+}
+
+function describe(attachment: NewAttachment, user: UserProfile): repository.DoclinkValues {
+  return {
+    document: attachment.fileName,
+    description: attachment.description,
+    urltype: attachment.urlType,
+    doctype: attachment.docType,
+    mimetype: attachment.contentType,
+    createby: user.userid,
+  };
+}
+
+/**
+ * An attachment's bytes wherever they are kept: the file its row names (in the folder, which a deployment whose
+ * rows name files must have), read as a stream the answer can be piped from, or its chunks one statement each.
+ */
+export function storedContent(
+  db: Kysely<Database>,
+  folder: ContentFolder | undefined,
+  row: DoclinkRow,
+): AsyncIterable<Uint8Array> {
+  if (row.contentfile === null) return storedChunks(db, row.doclinksid);
+  if (!folder) throw errors.attachmentFolderMissing(row.document);
+  return folder.read(row.contentfile);
+}
+
+async function* storedChunks(db: Kysely<Database>, doclinksid: number): AsyncGenerator<Uint8Array> {
+  for (let seq = 0; ; seq++) {
+    const data = await repository.readChunk(db, doclinksid, seq);
+    if (!data) return;
+    yield data;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 
-/** Row types of the attachment tables (migration 0025-attachments). */
+/** Row types of the attachment tables (migrations 0025-attachments and 0036-attachment-files). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
 export interface DoclinksTable {
@@ -14,6 +14,8 @@ export interface DoclinksTable {
   mimetype: string;
   attachmentsize: ColumnType<number, number | undefined, number>;
   checksum: string | null;
+  /** The file of the content folder that holds it (migration 0036); null: its chunks are in `doclinkchunk`. */
+  contentfile: ColumnType<string | null, string | null | undefined, string | null>;
   createby: string;
   createdate: Timestamp;
 }

@@ -4,6 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { DOCLINKS_FOLDER, PARTIAL_SUFFIX } from '../attachments/content-folder.js';
 import { LOCK_FILE } from '../db/data-dir-lock.js';
 import { MASTER_KEY_FILE } from '../apikeys/vault.js';
 import {
@@ -23,10 +24,12 @@ export interface DataFile {
 /**
  * What the archive leaves out: the lock (it names the process that held the directory) and the master key's file,
  * which never travels with the data it protects (docs/operations.md, "Backup and restore"); the same names with a
- * suffix are their files being written.
+ * suffix are their files being written. Attachment files being written are left out too: no row of the backup
+ * names them, and their upload may remove them while the archive is read (src/attachments/content-folder.ts).
  */
-function leftOut(name: string): boolean {
-  return [LOCK_FILE, MASTER_KEY_FILE].some((kept) => name === kept || name.startsWith(`${kept}.`));
+function leftOut(path: string): boolean {
+  if (path.startsWith(`${DOCLINKS_FOLDER}/`)) return path.endsWith(PARTIAL_SUFFIX);
+  return [LOCK_FILE, MASTER_KEY_FILE].some((kept) => path === kept || path.startsWith(`${kept}.`));
 }
 
 /** Every file and folder of the data directory but those left out, in a stable order. */
@@ -40,7 +43,7 @@ export async function listDataDirectory(
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const path = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      if (relative === '' && leftOut(entry.name)) continue;
+      if (leftOut(path)) continue;
       if (entry.isDirectory()) {
         directories.push(path);
         await walk(path);

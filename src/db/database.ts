@@ -28,6 +28,11 @@ export interface Storage {
    * (src/backup/README.md).
    */
   holdFiles?: <T>(read: (dataDir: string) => Promise<T>) => Promise<T>;
+  /**
+   * The folder uploaded attachment content is kept in as files (src/attachments/README.md, "Where content is
+   * kept"); none: chunks in the database.
+   */
+  attachmentsDir?: string;
   close(): Promise<void>;
 }
 
@@ -42,10 +47,12 @@ export interface PoolUsage {
 }
 
 export type StorageOptions =
-  | { kind: 'pglite'; dataDir?: string; pglite?: PGlite }
+  | { kind: 'pglite'; dataDir?: string; pglite?: PGlite; attachmentsDir?: string }
   | {
       kind: 'postgres';
       url: string;
+      /** Attachment files, shared by every process of the deployment; none: attachment content in the database. */
+      attachmentsDir?: string;
       schema?: string;
       poolSize?: number;
       /** Hears a connection lost outside any request (one line, see describeFault); default: stderr. */
@@ -139,10 +146,12 @@ async function openPGlite(options: PGliteOptions): Promise<Storage> {
   const bus = new PGliteChangeBus(pglite, 'eas');
   await bus.start();
   const dataDir = options.dataDir;
+  const attachmentsDir = options.attachmentsDir;
   return {
     kind: 'pglite',
     db,
     bus,
+    ...(attachmentsDir && { attachmentsDir }),
     ...(dataDir !== undefined && {
       // The driver's one connection waits for the open transaction to end and keeps the next from starting; the
       // transaction mutex keeps out what calls PGlite without the driver (the change bus's LISTEN).
@@ -210,6 +219,7 @@ async function openPostgres(options: PostgresOptions): Promise<Storage> {
     kind: 'postgres',
     db,
     bus,
+    ...(options.attachmentsDir && { attachmentsDir: options.attachmentsDir }),
     poolUsage: () => ({
       max: pool.options.max,
       total: pool.totalCount,

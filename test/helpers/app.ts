@@ -21,8 +21,10 @@ export async function startTestApp(
   overrides: Record<string, string> = {},
   fixtures: FixtureOptions = {},
 ): Promise<TestApp> {
-  const storage = await openTestStorage(fixtures);
   const config = testConfig(overrides);
+  const opened = await openTestStorage(fixtures);
+  // As the server opens its storage: with the attachment folder the configuration names (src/server.ts).
+  const storage = config.attachmentsDir ? { ...opened, attachmentsDir: config.attachmentsDir } : opened;
   let built: Awaited<ReturnType<typeof buildApp>>;
   try {
     built = await buildApp(config, storage);

@@ -33,6 +33,7 @@ import { attachmentsOwnerDelete } from './0032-attachments-owner-delete.js';
 import { upgradeMigrationPhases } from './0033-upgrade-migration-phases.js';
 import { upgradeTkstatusIndex } from './0034-upgrade-tkstatus-index.js';
 import { migrationAttachments } from './0035-migration-attachments.js';
+import { attachmentFiles } from './0036-attachment-files.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -73,6 +74,7 @@ export const migrations: readonly Migration[] = [
   upgradeMigrationPhases,
   upgradeTkstatusIndex,
   migrationAttachments,
+  attachmentFiles,
 ];
 
 /**

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { UserProfile } from '../../auth/types.js';
 import type { Database } from '../../db/schema.js';
-import { ATTACHMENT_OWNERS } from '../../attachments/service.js';
+import { ContentFolder } from '../../attachments/content-folder.js';
+import { ATTACHMENT_OWNERS, storedContent } from '../../attachments/service.js';
 import {
   insertChunk,
   insertDoclink,
   finishDoclink,
   listByOwners as doclinksOf,
-  readChunk,
   type DoclinkRow,
 } from '../../attachments/repository.js';
 import { errors, type MaximoError } from '../../errors.js';
@@ -24,9 +24,10 @@ import { deleteDeployed, keepCreateDate, noteDeployed } from './repository.js';
 /*
  * Attachments in SNAPSHOT packages (docs/migration.md, "Work logs and attachments"). A record of an object that
  * carries attachments (assets, locations, work orders, service requests) carries them in its line as `doclinks`:
- * each attachment's description and its content as a list of base64 texts, one per stored chunk (512 KB). The
- * deploy writes them after the chunk's records, chunk by chunk, and adds only those the record lacks: an attachment
- * is there when the record holds one with the same file name and checksum.
+ * each attachment's description and its content as a list of base64 texts, one per piece read (a stored chunk of
+ * 512 KB, or a read of its file). The deploy writes them after the chunk's records, in its transaction, as chunks in
+ * the database (whatever the deployment's folder: a rolled-back deploy leaves no file), and adds only those the
+ * record lacks: an attachment is there when the record holds one with the same file name and checksum.
  */
 
 /**
@@ -48,6 +49,7 @@ export const carriesAttachments = (object: ObjectMeta): boolean => ATTACHMENT_OW
  */
 export async function exportedAttachments(
   db: Kysely<Database>,
+  attachmentsDir: string | undefined,
   pkgdefname: string,
   object: ObjectMeta,
   uniqueIds: readonly number[],
@@ -68,18 +70,21 @@ export async function exportedAttachments(
         pkgdefname,
         `the attachments of ${object.name} ${uniqueId} (${rows.map((row) => row.document).join(', ')}) come to ${total} bytes; a record carries at most ${CARRIED_BYTES_PER_RECORD} bytes of attachments in a package (its line is limited to ${FILE_LIMITS.lineBytes} bytes).`,
       );
+    const folder = attachmentsDir === undefined ? undefined : new ContentFolder(attachmentsDir);
     const carried: JsonRecord[] = [];
-    for (const row of rows) carried.push(await exportedAttachment(db, row));
+    for (const row of rows) carried.push(await exportedAttachment(db, folder, row));
     return carried;
   };
 }
 
-async function exportedAttachment(db: Kysely<Database>, row: DoclinkRow): Promise<JsonRecord> {
+async function exportedAttachment(
+  db: Kysely<Database>,
+  folder: ContentFolder | undefined,
+  row: DoclinkRow,
+): Promise<JsonRecord> {
   const documentdata: string[] = [];
-  for (let seq = 0; ; seq += 1) {
-    const chunk = await readChunk(db, row.doclinksid, seq);
-    if (!chunk) break;
-    documentdata.push(Buffer.from(chunk).toString('base64'));
+  for await (const piece of storedContent(db, folder, row)) {
+    documentdata.push(Buffer.from(piece).toString('base64'));
   }
   return {
     document: row.document,

@@ -124,7 +124,13 @@ async function stageContent(
       periodStart !== undefined
         ? changeLines(context, definition.pkgdefname, structure, periodStart)
         : snapshotLines(context.resources, structure, where, definition.batchsize, (object, ids) =>
-            exportedAttachments(context.db, definition.pkgdefname, object, ids),
+            exportedAttachments(
+              context.db,
+              context.storage.attachmentsDir,
+              definition.pkgdefname,
+              object,
+              ids,
+            ),
           );
     const progress = (count: number) =>
       repository.updatePackage(context.db, created.dmpackageid, {

@@ -4,7 +4,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { json, maxauth, startTestApp, testConfig, type TestApp } from '../../test/helpers/app.js';
+import { buildApp } from '../app.js';
+import type { Storage } from '../db/database.js';
 import { listDataDirectory } from '../backup/archive-writer.js';
 import { exportedAttachments } from '../migration/attachments/carried.js';
 import { ContentFolder, DOCLINKS_FOLDER, ORPHAN_GRACE_MS, PARTIAL_SUFFIX } from './content-folder.js';
@@ -119,6 +121,48 @@ describe('binary uploads into the attachment folder', () => {
   });
 });
 
+describe('ContentFolder.write', () => {
+  const pieces = async function* (count: number, failAt?: number): AsyncGenerator<Uint8Array> {
+    for (let at = 0; at < count; at += 1) {
+      if (at === failAt) throw new Error('the client went away');
+      yield Buffer.alloc(64 * 1024, at % 251);
+    }
+  };
+  const tooLarge = () => new Error('too large');
+
+  test('a file past the flush interval is whole, with the checksum of its bytes', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'eas-content-'));
+    try {
+      const count = 640; // 40 MB: two flushes while it arrives, then the tail
+      const stored = await new ContentFolder(directory).write(
+        pieces(count),
+        Number.MAX_SAFE_INTEGER,
+        tooLarge,
+      );
+      const bytes = await readFile(join(directory, stored.name));
+      assert.equal(stored.size, count * 64 * 1024);
+      assert.equal(bytes.length, stored.size);
+      assert.equal(stored.checksum, sha256(bytes));
+      assert.equal(bytes[bytes.length - 1], (count - 1) % 251);
+      assert.deepEqual(await readdir(directory), [stored.name]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  test('a stream that fails part-way, or goes past the limit, leaves no file', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'eas-content-'));
+    try {
+      const folder = new ContentFolder(directory);
+      await assert.rejects(folder.write(pieces(640, 400), Number.MAX_SAFE_INTEGER, tooLarge), /went away/);
+      await assert.rejects(folder.write(pieces(640), 20 * 1024 * 1024, tooLarge), /too large/);
+      assert.deepEqual(await readdir(directory), []);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the sweep', () => {
   test('removes old files no row names and old unfinished writes, keeps named and recent ones', async () => {
     const asset = await assetHref();
@@ -136,6 +180,31 @@ describe('the sweep', () => {
     assert.equal(removed, 2);
     assert.deepEqual(await filesIn(), [namedFile, 'orphan-recent'].sort());
     await rm(join(folder, 'orphan-recent'));
+  });
+});
+
+describe('several server processes on one database', () => {
+  test('another server with the same folder serves the file; one without a folder answers EAS0221E', async () => {
+    const asset = await assetHref();
+    const content = randomBytes(200_000);
+    const created = await upload(asset, content);
+    assert.equal(created.statusCode, 201, created.body);
+    const location = pathOf(String(created.headers.location));
+    const sharing = await buildApp(ctx.config, ctx.storage);
+    const withoutFolder: Storage = { ...ctx.storage };
+    delete withoutFolder.attachmentsDir;
+    const lacking = await buildApp(testConfig(), withoutFolder);
+    try {
+      const served = await sharing.app.inject({ method: 'GET', url: location, headers: admin });
+      assert.equal(served.statusCode, 200);
+      assert.ok(served.rawPayload.equals(content));
+      const refused = await lacking.app.inject({ method: 'GET', url: location, headers: admin });
+      assert.equal(refused.statusCode, 500, refused.body);
+      assert.equal(json(refused).Error?.reasonCode, 'EAS0221E');
+    } finally {
+      await sharing.app.close();
+      await lacking.app.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
@@ -112,6 +113,19 @@ describe(
       // The embedded deployment is named by its machine and data directory (docs/migration.md, "Source").
       assert.equal(deployment.source, `${hostname()}:${sourceDir} (${identity})`);
 
+      // An attachment uploaded before: its file is in the data directory's attachment folder, and travels with it.
+      const firstAsset = (await (
+        await fetch(`${source.base}/oslc/os/mxapiasset?lean=1&oslc.pageSize=1`, { headers: admin })
+      ).json()) as { member: Array<{ href: string }> };
+      const attachment = randomBytes(300_000);
+      const uploaded = await fetch(`${firstAsset.member[0]!.href}/doclinks`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/pdf', slug: 'manual.pdf' },
+        body: attachment,
+      });
+      assert.equal(uploaded.status, 201, await uploaded.text());
+      const attachmentPath = new URL(String(uploaded.headers.get('location'))).pathname;
+
       const stop = { now: false };
       const acked: Acknowledged[] = [];
       const writers = Array.from({ length: WRITERS }, (_, index) => writer(source!.base, index, stop, acked));
@@ -175,6 +189,12 @@ describe(
         }
       ).deployment.id;
       assert.equal(restoredIdentity, identity);
+      const download = await fetch(`${new URL(restored.base).origin}${attachmentPath}`, { headers: admin });
+      assert.equal(download.status, 200);
+      assert.ok(
+        Buffer.from(await download.arrayBuffer()).equals(attachment),
+        'the attachment is restored whole',
+      );
 
       type AssetMember = { assetnum: string; assetspec?: unknown[] };
       const members: AssetMember[] = [];

@@ -5,7 +5,7 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ensureAdministrator } from '../src/auth/bootstrap.js';
 import { hashPassword } from '../src/auth/password.js';
@@ -145,15 +145,13 @@ function download(url: string, headers: Record<string, string>, target: string):
         return;
       }
       const hash = createHash('sha256');
-      const hashing = new Writable({
-        write(chunk: Buffer, _encoding, done) {
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
           hash.update(chunk);
-          done();
+          done(null, chunk);
         },
       });
-      const file = createWriteStream(target);
-      response.on('data', (chunk: Buffer) => hashing.write(chunk));
-      pipeline(response, file).then(() => resolve(hash.digest('hex')), reject);
+      pipeline(response, hashing, createWriteStream(target)).then(() => resolve(hash.digest('hex')), reject);
     });
     outgoing.on('error', reject);
     outgoing.end();

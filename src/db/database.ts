@@ -146,12 +146,11 @@ async function openPGlite(options: PGliteOptions): Promise<Storage> {
   const bus = new PGliteChangeBus(pglite, 'eas');
   await bus.start();
   const dataDir = options.dataDir;
-  const attachmentsDir = options.attachmentsDir;
   return {
     kind: 'pglite',
     db,
     bus,
-    ...(attachmentsDir && { attachmentsDir }),
+    ...(options.attachmentsDir && { attachmentsDir: options.attachmentsDir }),
     ...(dataDir !== undefined && {
       // The driver's one connection waits for the open transaction to end and keeps the next from starting; the
       // transaction mutex keeps out what calls PGlite without the driver (the change bus's LISTEN).

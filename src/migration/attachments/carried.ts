@@ -54,6 +54,7 @@ export async function exportedAttachments(
   object: ObjectMeta,
   uniqueIds: readonly number[],
 ): Promise<(uniqueId: number) => Promise<JsonRecord[] | undefined>> {
+  const folder = attachmentsDir === undefined ? undefined : new ContentFolder(attachmentsDir);
   const byOwner = new Map<number, DoclinkRow[]>();
   if (carriesAttachments(object)) {
     for (const row of await doclinksOf(db, object.name, uniqueIds)) {
@@ -70,7 +71,6 @@ export async function exportedAttachments(
         pkgdefname,
         `the attachments of ${object.name} ${uniqueId} (${rows.map((row) => row.document).join(', ')}) come to ${total} bytes; a record carries at most ${CARRIED_BYTES_PER_RECORD} bytes of attachments in a package (its line is limited to ${FILE_LIMITS.lineBytes} bytes).`,
       );
-    const folder = attachmentsDir === undefined ? undefined : new ContentFolder(attachmentsDir);
     const carried: JsonRecord[] = [];
     for (const row of rows) carried.push(await exportedAttachment(db, folder, row));
     return carried;

@@ -1,11 +1,11 @@
 // The `attachments` mode of `npm run bench`: see bench/README.md ("Attachments").
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ensureAdministrator } from '../src/auth/bootstrap.js';
 import { hashPassword } from '../src/auth/password.js';
@@ -22,6 +22,7 @@ import {
   CONTEXT_ROOT,
   maxauthHeader,
 } from './lib/settings.js';
+import { median, sliceOrder } from './lib/verdict.js';
 
 /** The issue's targets: throughput at least half a plain stream of the file to disk; RSS rising by less than this. */
 export const ATTACHMENT_THROUGHPUT_TARGET = 0.5;
@@ -36,11 +37,17 @@ export interface AttachmentBenchSettings {
 
 export interface EngineResult {
   engine: 'postgres' | 'pglite';
+  /** Medians over the rounds: the baseline's copies, the uploads and the downloads. */
+  baselineSeconds: number;
   uploadSeconds: number;
   downloadSeconds: number;
+  /** Per round, the copy's seconds over the upload's (and the download's) beside it in time. */
+  uploadRoundRatios: number[];
+  downloadRoundRatios: number[];
+  /** The medians of the round ratios: what the verdict compares with the target. */
   uploadRatio: number;
   downloadRatio: number;
-  /** Peak RSS over the upload and download, less the RSS before them, in MiB. */
+  /** Peak RSS over the uploads and downloads, less the RSS before them, in MiB. */
   rssRiseMiB: number;
   identical: boolean;
   verdict: 'PASS' | 'FAIL';
@@ -48,12 +55,12 @@ export interface EngineResult {
 
 export interface AttachmentBenchResult {
   megabytes: number;
-  /** Seconds of the baseline: the file streamed to another file on the same disk (best of three). */
-  baselineSeconds: number;
   engines: EngineResult[];
 }
 
 const MIB = 1024 * 1024;
+
+const round2 = (value: number): number => Number(value.toFixed(2));
 
 async function writeRandomFile(path: string, megabytes: number): Promise<string> {
   const hash = createHash('sha256');
@@ -85,19 +92,16 @@ async function preparePglite(dataDir: string): Promise<void> {
   }
 }
 
-/** Round trips (upload, download, delete) per engine; the best of each is compared with the baseline's best. */
-const ROUNDS = 3;
+/** Measured rounds per engine, each a copy of the file (the baseline) and a round trip, in ABBA order. */
+const ROUNDS = 6;
 
 /** The baseline: a plain Node stream of the file to disk. */
-async function baselineSeconds(file: string, directory: string): Promise<number> {
-  let best = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 3; run += 1) {
-    const started = performance.now();
-    await pipeline(createReadStream(file), createWriteStream(join(directory, 'copy.bin')));
-    best = Math.min(best, (performance.now() - started) / 1000);
-  }
+async function copySeconds(file: string, directory: string): Promise<number> {
+  const started = performance.now();
+  await pipeline(createReadStream(file), createWriteStream(join(directory, 'copy.bin')));
+  const seconds = (performance.now() - started) / 1000;
   await rm(join(directory, 'copy.bin'), { force: true });
-  return best;
+  return seconds;
 }
 
 interface Answer {
@@ -135,8 +139,8 @@ function call(
   });
 }
 
-/** Downloads to a file on disk (as the baseline writes), hashing on the way: the SHA-256 of what arrived. */
-function download(url: string, headers: Record<string, string>, target: string): Promise<string> {
+/** Downloads to a file on disk, as the baseline writes. */
+function download(url: string, headers: Record<string, string>, target: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const outgoing = request(url, { headers }, (response) => {
       if (response.statusCode !== 200) {
@@ -144,18 +148,17 @@ function download(url: string, headers: Record<string, string>, target: string):
         response.resume();
         return;
       }
-      const hash = createHash('sha256');
-      const hashing = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      pipeline(response, hashing, createWriteStream(target)).then(() => resolve(hash.digest('hex')), reject);
+      pipeline(response, createWriteStream(target)).then(resolve, reject);
     });
     outgoing.on('error', reject);
     outgoing.end();
   });
+}
+
+async function sha256Of(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
 }
 
 /** One upload, download and delete of the file: their seconds, and whether the bytes came back. */
@@ -175,11 +178,13 @@ async function roundTrip(
   const uploadSeconds = (performance.now() - started) / 1000;
   if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}: ${uploaded.body}`);
   const location = new URL(String(uploaded.headers.location)).pathname;
+  const downloaded = join(directory, 'downloaded.bin');
   started = performance.now();
-  const arrived = await download(`${server.baseUrl}${location}`, auth, join(directory, 'downloaded.bin'));
+  await download(`${server.baseUrl}${location}`, auth, downloaded);
   const downloadSeconds = (performance.now() - started) / 1000;
-  const size = (await stat(join(directory, 'downloaded.bin'))).size;
-  await rm(join(directory, 'downloaded.bin'), { force: true });
+  // Checked once the clock has stopped: the baseline's copy is not hashed either.
+  const [arrived, { size }] = await Promise.all([sha256Of(downloaded), stat(downloaded)]);
+  await rm(downloaded, { force: true });
   await call(server.baseUrl, location, { method: 'DELETE', headers: auth });
   return {
     uploadSeconds,
@@ -193,7 +198,6 @@ async function measureEngine(
   server: RunningServer,
   file: { path: string; sha256: string; megabytes: number },
   directory: string,
-  baseline: number,
 ): Promise<EngineResult> {
   const auth = { maxauth: maxauthHeader('MAXADMIN', BENCH_ADMIN_PASSWORD) };
   const set = await call(server.baseUrl, `${CONTEXT_ROOT}/api/service/system?action=wsmethod:setProperty`, {
@@ -229,22 +233,33 @@ async function measureEngine(
     headers: auth,
   });
 
-  // Best of three round trips, as the baseline is the best of three copies: the first writes of a new file into
-  // pages the kernel has not handed out yet are the disk's warm-up, not the service's.
   const before = await rssOf(server.pid);
   const sampler = sampleMemory(server.pid);
-  let uploadSeconds = Number.POSITIVE_INFINITY;
-  let downloadSeconds = Number.POSITIVE_INFINITY;
-  let identical = true;
+  const trip = (): ReturnType<typeof roundTrip> =>
+    roundTrip(server, { collection, uploadHeaders, auth }, file, directory);
+  // One full round trip unmeasured: the first writes of a new file into pages the kernel has not handed out yet are
+  // the disk's warm-up, not the service's.
+  let { identical } = await trip();
+  const copies: number[] = [];
+  const uploads: number[] = [];
+  const downloads: number[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    const trip = await roundTrip(server, { collection, uploadHeaders, auth }, file, directory);
-    uploadSeconds = Math.min(uploadSeconds, trip.uploadSeconds);
-    downloadSeconds = Math.min(downloadSeconds, trip.downloadSeconds);
-    identical &&= trip.identical;
+    // Every round starts with nothing left to write back: the previous round's files written out meanwhile would
+    // take the disk and a core from whichever side measures then.
+    execFileSync('sync');
+    const copyFirst = sliceOrder(round)[0] === 0;
+    if (copyFirst) copies.push(await copySeconds(file.path, directory));
+    const measured = await trip();
+    if (!copyFirst) copies.push(await copySeconds(file.path, directory));
+    uploads.push(measured.uploadSeconds);
+    downloads.push(measured.downloadSeconds);
+    identical &&= measured.identical;
   }
   const peak = await sampler.stop();
-  const uploadRatio = baseline / uploadSeconds;
-  const downloadRatio = baseline / downloadSeconds;
+  const uploadRoundRatios = copies.map((copy, round) => round2(copy / uploads[round]!));
+  const downloadRoundRatios = copies.map((copy, round) => round2(copy / downloads[round]!));
+  const uploadRatio = median(uploadRoundRatios);
+  const downloadRatio = median(downloadRoundRatios);
   const rssRiseMiB = Math.max(0, peak - before) / MIB;
   const passed =
     identical &&
@@ -253,8 +268,11 @@ async function measureEngine(
     rssRiseMiB < ATTACHMENT_RSS_LIMIT_MIB;
   return {
     engine,
-    uploadSeconds,
-    downloadSeconds,
+    baselineSeconds: median(copies),
+    uploadSeconds: median(uploads),
+    downloadSeconds: median(downloads),
+    uploadRoundRatios,
+    downloadRoundRatios,
     uploadRatio,
     downloadRatio,
     rssRiseMiB,
@@ -275,8 +293,6 @@ export async function attachmentBenchmark(settings: AttachmentBenchSettings): Pr
     const path = join(directory, 'file.bin');
     log(`attachments: writing a ${megabytes} MB file`);
     const sha256 = await writeRandomFile(path, megabytes);
-    const baseline = await baselineSeconds(path, directory);
-    log(`attachments: baseline ${baseline.toFixed(3)} s`);
     const schema = `${BENCH_SCHEMA}_attachments`;
     await withServiceFixture({ url: databaseUrl, schema, reload: false, log }, async () => undefined);
     await compileServers(log);
@@ -302,14 +318,12 @@ export async function attachmentBenchmark(settings: AttachmentBenchSettings): Pr
       if (spec.env.BENCH_PGLITE_DIR) await preparePglite(spec.env.BENCH_PGLITE_DIR);
       const server = await startServer({ script: 'eas.ts', env: spec.env }, { profile: false });
       try {
-        engines.push(
-          await measureEngine(spec.engine, server, { path, sha256, megabytes }, directory, baseline),
-        );
+        engines.push(await measureEngine(spec.engine, server, { path, sha256, megabytes }, directory));
       } finally {
         await server.stop();
       }
     }
-    return { megabytes, baselineSeconds: baseline, engines };
+    return { megabytes, engines };
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
@@ -318,13 +332,15 @@ export async function attachmentBenchmark(settings: AttachmentBenchSettings): Pr
 export function formatAttachments(result: AttachmentBenchResult): string {
   const rate = (seconds: number): string => `${(result.megabytes / seconds).toFixed(0)} MB/s`;
   return [
-    `attachments: a ${result.megabytes} MB file, baseline (stream to disk) ${result.baselineSeconds.toFixed(3)} s = ${rate(result.baselineSeconds)}`,
+    `attachments: a ${result.megabytes} MB file; medians of ${ROUNDS} rounds, each a copy (stream to disk) beside a round trip`,
     ...result.engines.map(
       (engine) =>
-        `${engine.engine.padEnd(8)} upload ${engine.uploadSeconds.toFixed(2)} s (${rate(engine.uploadSeconds)}, ratio ${engine.uploadRatio.toFixed(2)})` +
+        `${engine.engine.padEnd(8)} copy ${engine.baselineSeconds.toFixed(2)} s (${rate(engine.baselineSeconds)})` +
+        `  upload ${engine.uploadSeconds.toFixed(2)} s (${rate(engine.uploadSeconds)}, ratio ${engine.uploadRatio.toFixed(2)})` +
         `  download ${engine.downloadSeconds.toFixed(2)} s (${rate(engine.downloadSeconds)}, ratio ${engine.downloadRatio.toFixed(2)})` +
         `  RSS +${engine.rssRiseMiB.toFixed(1)} MiB  ${engine.identical ? 'identical' : 'DIFFERENT'}` +
-        `  targets ratio >= ${ATTACHMENT_THROUGHPUT_TARGET}, RSS < ${ATTACHMENT_RSS_LIMIT_MIB} MiB  ${engine.verdict}`,
+        `  targets ratio >= ${ATTACHMENT_THROUGHPUT_TARGET}, RSS < ${ATTACHMENT_RSS_LIMIT_MIB} MiB  ${engine.verdict}` +
+        `\n${' '.repeat(9)}round ratios: upload ${engine.uploadRoundRatios.join(' ')}; download ${engine.downloadRoundRatios.join(' ')}`,
     ),
   ].join('\n');
 }

@@ -193,17 +193,16 @@ async function roundTrip(
   };
 }
 
-async function measureEngine(
-  engine: EngineResult['engine'],
+/** Where the round trips go: the limit raised to the file's size, an asset's attachments, a small trip first. */
+async function prepareTarget(
   server: RunningServer,
-  file: { path: string; sha256: string; megabytes: number },
-  directory: string,
-): Promise<EngineResult> {
+  megabytes: number,
+): Promise<{ collection: string; uploadHeaders: Record<string, string>; auth: Record<string, string> }> {
   const auth = { maxauth: maxauthHeader('MAXADMIN', BENCH_ADMIN_PASSWORD) };
   const set = await call(server.baseUrl, `${CONTEXT_ROOT}/api/service/system?action=wsmethod:setProperty`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ propName: 'mxe.doclink.maxfilesize', propValue: String(file.megabytes + 1) }),
+    body: JSON.stringify({ propName: 'mxe.doclink.maxfilesize', propValue: String(megabytes + 1) }),
   });
   if (set.status !== 200) throw new Error(`setProperty answered ${set.status}: ${set.body}`);
   const assets = await call(server.baseUrl, `${CONTEXT_ROOT}/api/os/mxapiasset?lean=1&oslc.pageSize=1`, {
@@ -219,7 +218,7 @@ async function measureEngine(
     slug: 'bench.bin',
     'x-document-meta': 'FILE/Attachments',
     'x-document-description': 'attachments benchmark',
-    'content-length': String(file.megabytes * MIB),
+    'content-length': String(megabytes * MIB),
   };
   // A small round trip first: the first request's JIT and connection set-up are not what is measured.
   const warm = await call(server.baseUrl, collection, {
@@ -232,11 +231,19 @@ async function measureEngine(
     method: 'DELETE',
     headers: auth,
   });
+  return { collection, uploadHeaders, auth };
+}
 
+async function measureEngine(
+  engine: EngineResult['engine'],
+  server: RunningServer,
+  file: { path: string; sha256: string; megabytes: number },
+  directory: string,
+): Promise<EngineResult> {
+  const target = await prepareTarget(server, file.megabytes);
   const before = await rssOf(server.pid);
   const sampler = sampleMemory(server.pid);
-  const trip = (): ReturnType<typeof roundTrip> =>
-    roundTrip(server, { collection, uploadHeaders, auth }, file, directory);
+  const trip = (): ReturnType<typeof roundTrip> => roundTrip(server, target, file, directory);
   // One full round trip unmeasured: the first writes of a new file into pages the kernel has not handed out yet are
   // the disk's warm-up, not the service's.
   let { identical } = await trip();

@@ -453,6 +453,11 @@ export const REASONS = {
     text: (document: string) =>
       `The content of the attachment ${document} is kept in a file, and this server has no attachment folder (EAS_ATTACHMENTS_DIR).`,
   },
+  EAS0222E: {
+    status: 500,
+    text: (document: string) =>
+      `The content of the attachment ${document} is kept in a file that is missing from the attachment folder.`,
+  },
 
   // Admin mode (src/adminmode, docs/adminmode.md).
   BMXAA0578E: {

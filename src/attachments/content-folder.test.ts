@@ -208,6 +208,32 @@ describe('several server processes on one database', () => {
   });
 });
 
+describe('a file missing from the folder', () => {
+  test('a download answers EAS0222E without the headers of a download; inlinedoc too; the attachment can still be deleted', async () => {
+    const asset = await assetHref();
+    const created = await upload(asset, randomBytes(10_000));
+    assert.equal(created.statusCode, 201, created.body);
+    const location = pathOf(String(created.headers.location));
+    const row = await rowOf(location);
+    await rm(join(folder, row.contentfile!));
+
+    const download = await ctx.app.inject({ method: 'GET', url: location, headers: admin });
+    assert.equal(download.statusCode, 500, download.body);
+    assert.equal(json(download).Error?.reasonCode, 'EAS0222E');
+    assert.match(String(download.headers['content-type']), /json/);
+    assert.equal(download.headers['content-disposition'], undefined);
+    assert.equal(download.headers.etag, undefined);
+
+    const meta = location.replace(/\/doclinks\//, '/doclinks/meta/');
+    const inline = await ctx.app.inject({ method: 'GET', url: `${meta}?inlinedoc=1`, headers: admin });
+    assert.equal(inline.statusCode, 500, inline.body);
+    assert.equal(json(inline).Error?.reasonCode, 'EAS0222E');
+
+    const removed = await ctx.app.inject({ method: 'DELETE', url: location, headers: admin });
+    assert.equal(removed.statusCode, 204, removed.body);
+  });
+});
+
 describe('packages and backups', () => {
   test('a package carries the content of a file as it carries chunks', async () => {
     const asset = await assetHref();

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -129,9 +128,18 @@ export class ContentFolder {
     return { name, size, checksum: hash.digest('hex') };
   }
 
-  /** The content of a file, in large reads. */
-  read(name: string): Readable {
-    return createReadStream(join(this.directory, name), { highWaterMark: READ_BYTES });
+  /**
+   * The content of a file, in large reads; undefined when the file is not there. Opened before the answer is begun,
+   * so that a lost file is answered as an error of its own, not as a download that fails.
+   */
+  async open(name: string): Promise<Readable | undefined> {
+    try {
+      const file = await open(join(this.directory, name), 'r');
+      return file.createReadStream({ highWaterMark: READ_BYTES });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
   }
 
   /** Removes those of the files that no row names, reading that in the same transaction as the removal. */

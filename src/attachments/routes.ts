@@ -187,14 +187,19 @@ async function contentOf(options: AttachmentRoutesOptions, row: DoclinkRow): Pro
 }
 
 /** The bytes, streamed from their file or chunk by chunk from the database, with the type and name they were uploaded with. */
-function sendContent(reply: FastifyReply, options: AttachmentRoutesOptions, row: DoclinkRow): FastifyReply {
+async function sendContent(
+  reply: FastifyReply,
+  options: AttachmentRoutesOptions,
+  row: DoclinkRow,
+): Promise<FastifyReply> {
+  // Found first: a file that cannot be read is answered as an error, without the headers of the download.
+  const content = await options.attachments.content(row);
   reply
     .code(200)
     .header('content-type', row.mimetype)
     .header('content-length', String(row.attachmentsize))
     .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(row.document)}`);
   if (row.checksum) reply.header('etag', `"${row.checksum}"`);
-  const content = options.attachments.content(row);
   // A file's read stream is piped as it is; chunks read by statements become one.
   return reply.send(content instanceof Readable ? content : Readable.from(content));
 }

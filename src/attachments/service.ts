@@ -158,14 +158,14 @@ export class AttachmentService {
   }
 
   /** The stored bytes of an attachment, in pieces, from its file or its chunks. */
-  content(row: DoclinkRow): AsyncIterable<Uint8Array> {
+  content(row: DoclinkRow): Promise<AsyncIterable<Uint8Array>> {
     return storedContent(this.db, this.folder, row);
   }
 
   /** The whole content, for `inlinedoc` (base64 in JSON cannot be streamed into the answer's object). */
   async contentBytes(row: DoclinkRow): Promise<Buffer> {
     const parts: Uint8Array[] = [];
-    for await (const part of this.content(row)) parts.push(part);
+    for await (const part of await this.content(row)) parts.push(part);
     return Buffer.concat(parts);
   }
 
@@ -198,14 +198,16 @@ function describe(attachment: NewAttachment, user: UserProfile): repository.Docl
  * An attachment's bytes wherever they are kept: the file its row names (in the folder, which a deployment whose
  * rows name files must have), read as a stream the answer can be piped from, or its chunks one statement each.
  */
-export function storedContent(
+export async function storedContent(
   db: Kysely<Database>,
   folder: ContentFolder | undefined,
   row: DoclinkRow,
-): AsyncIterable<Uint8Array> {
+): Promise<AsyncIterable<Uint8Array>> {
   if (row.contentfile === null) return storedChunks(db, row.doclinksid);
   if (!folder) throw errors.attachmentFolderMissing(row.document);
-  return folder.read(row.contentfile);
+  const file = await folder.open(row.contentfile);
+  if (!file) throw errors.attachmentFileMissing(row.document);
+  return file;
 }
 
 async function* storedChunks(db: Kysely<Database>, doclinksid: number): AsyncGenerator<Uint8Array> {

@@ -83,7 +83,7 @@ async function exportedAttachment(
   row: DoclinkRow,
 ): Promise<JsonRecord> {
   const documentdata: string[] = [];
-  for await (const piece of storedContent(db, folder, row)) {
+  for await (const piece of await storedContent(db, folder, row)) {
     documentdata.push(Buffer.from(piece).toString('base64'));
   }
   return {

@@ -123,6 +123,7 @@ export const errors = {
     reason('EAS0220E', [limitMb], { attrName: 'mxe.doclink.maxfilesize', attrValue: limitMb }),
   /** A row names a file of the content folder and this process was started without the folder. */
   attachmentFolderMissing: (document: string) => reason('EAS0221E', [document]),
+  /** A row names a file the content folder does not hold (a folder restored without it, or another folder). */
   attachmentFileMissing: (document: string) => reason('EAS0222E', [document]),
 
   updatedByAnotherUser: (objectName: string) => reason('BMXAA8229W', [objectName]),

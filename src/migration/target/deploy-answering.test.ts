@@ -10,12 +10,16 @@ import { FORMAT_VERSION, writePackageFile, type Manifest } from '../transfer/pac
 /**
  * The process keeps answering during a long deploy (docs/migration.md, "Progress"): on PGlite the database runs on
  * the event loop's thread, and a deploy of 20,000 records takes seconds. Polls of the package's progress, over a
- * real connection, are each answered within a second while the deploy runs, and see its progress move on.
+ * real connection, are answered all through the deploy and see its progress move on. The longest wait is bounded as
+ * a part of the deploy's own duration, not in milliseconds: both stretch alike when other processes share the cores
+ * (as in CI), while a deploy that held the event loop for long stretches would keep some poll waiting for a large
+ * part of it.
  */
 const admin = maxauth('MAXADMIN');
 const RECORDS = 20_000;
 const POLL_EVERY_MS = 100;
-const ANSWER_WITHIN_MS = 1000;
+/** The longest a poll may wait, as a part of the deploy's duration (on a quiet machine about a fifteenth). */
+const LONGEST_WAIT_OF_DEPLOY = 0.25;
 
 async function assetPackage(pkgdefname: string): Promise<Buffer> {
   const lines = Array.from({ length: RECORDS }, (_, index) =>
@@ -104,7 +108,7 @@ describe('a long deploy leaves the process answering', () => {
   });
   after(() => target.close());
 
-  test(`progress polls during a ${RECORDS}-record deploy are each answered within a second`, async () => {
+  test(`progress polls during a ${RECORDS}-record deploy are answered all through it`, async () => {
     const uploaded = await target.app.inject({
       method: 'POST',
       url: '/maximo/oslc/dm/upload?filename=package.zip',
@@ -131,11 +135,13 @@ describe('a long deploy leaves the process answering', () => {
     const [ready] = (await once(poller, 'message')) as [string];
     assert.equal(ready, 'ready');
     const polled = once(poller, 'message') as Promise<[Poll[]]>;
+    const deployStarted = performance.now();
     const deployed = await fetch(`http://127.0.0.1:${port}/maximo/oslc/dm/deploy`, {
       method: 'POST',
       headers: { ...admin, 'content-type': 'application/json' },
       body: JSON.stringify({ pkgdefname: 'ANSWERING', dmpackageid }),
     });
+    const deployMs = performance.now() - deployStarted;
     poller.postMessage('stop');
     const [polls] = await polled;
     await poller.terminate();
@@ -143,8 +149,8 @@ describe('a long deploy leaves the process answering', () => {
 
     const slowest = Math.max(...polls.map((reading) => reading.waitedMs));
     assert.ok(
-      slowest < ANSWER_WITHIN_MS,
-      `every poll answered within ${ANSWER_WITHIN_MS} ms (slowest ${Math.round(slowest)} ms of ${polls.length})`,
+      slowest < deployMs * LONGEST_WAIT_OF_DEPLOY,
+      `the slowest of ${polls.length} polls waited ${Math.round(slowest)} ms of a ${Math.round(deployMs)} ms deploy`,
     );
     const during = polls.filter((reading) => reading.status === 'DEPLOY_INPROGRESS');
     const moving = new Set(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { json, maxauth, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { CHUNK_BYTES } from './service.js';
 
@@ -320,6 +321,28 @@ describe('rights, limits and addresses', () => {
     });
     assert.equal(removed.statusCode, 404);
     assert.match(String(json(removed).Error?.message), /DOCLINKS with the ID 999999/);
+  });
+
+  test('content the database cannot read answers the error object, without the headers of a download', async () => {
+    const asset = await firstHref('mxapiasset');
+    const created = await upload(asset, randomBytes(CHUNK_BYTES + 1));
+    assert.equal(created.statusCode, 201, created.body);
+    const location = pathOf(String(created.headers.location));
+    // The chunks' table out of reach for the moment: the first read of the content fails.
+    await sql`alter table doclinkchunk rename to doclinkchunk_away`.execute(ctx.storage.db);
+    try {
+      const download = await get(location);
+      assert.equal(download.statusCode, 500, download.body);
+      assert.equal(json(download).Error?.reasonCode, 'EAS0500E');
+      assert.match(String(download.headers['content-type']), /json/);
+      assert.equal(download.headers['content-disposition'], undefined);
+      assert.equal(download.headers.etag, undefined);
+    } finally {
+      await sql`alter table doclinkchunk_away rename to doclinkchunk`.execute(ctx.storage.db);
+    }
+    const download = await get(location);
+    assert.equal(download.statusCode, 200);
+    assert.equal(download.rawPayload.length, CHUNK_BYTES + 1);
   });
 
   test('an attachment of another record is not found at this record', async () => {

@@ -210,12 +210,21 @@ export async function storedContent(
   return file;
 }
 
-async function* storedChunks(db: Kysely<Database>, doclinksid: number): AsyncGenerator<Uint8Array> {
-  for (let seq = 0; ; seq++) {
-    const data = await repository.readChunk(db, doclinksid, seq);
-    if (!data) return;
-    yield data;
-  }
+/**
+ * The chunks one statement each, the first read before this answers: a database that cannot be read is the caller's
+ * error, before a download's headers are set, as a missing file is.
+ */
+async function storedChunks(db: Kysely<Database>, doclinksid: number): Promise<AsyncIterable<Uint8Array>> {
+  const first = await repository.readChunk(db, doclinksid, 0);
+  return (async function* () {
+    if (!first) return;
+    yield first;
+    for (let seq = 1; ; seq++) {
+      const data = await repository.readChunk(db, doclinksid, seq);
+      if (!data) return;
+      yield data;
+    }
+  })();
 }
 
 /**

@@ -238,6 +238,7 @@ describe('the server process', () => {
     EAS_DEMO_PASSWORD: DEMO_PASSWORD,
   };
 
+  // On both passes: the PostgreSQL pass runs under another Node line (.ci/run), and this is where it starts PGlite.
   test('a restart on the same data directory keeps every record', async () => {
     await restartKeepsRecords({ ...demo, EAS_DATA_DIR: await temporaryDirectory() });
   });
@@ -254,14 +255,21 @@ describe('the server process', () => {
     });
   }
 
+  /** Where a process of this pass keeps its data: a data directory, or a fresh schema beside one. */
+  async function storageSettings(): Promise<Record<string, string>> {
+    const dataDir = { EAS_DATA_DIR: await temporaryDirectory() };
+    if (!TEST_DATABASE_URL) return dataDir;
+    return { ...dataDir, DATABASE_URL: TEST_DATABASE_URL, EAS_DB_SCHEMA: await temporarySchema() };
+  }
+
   test('a first start that fails after creating the administrator has printed its password, and it works', async () => {
-    const dataDir = await temporaryDirectory();
+    const storage = await storageSettings();
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as AddressInfo).port;
     let result: Finished;
     try {
-      result = await failedStart({ PORT: String(port), EAS_DATA_DIR: dataDir });
+      result = await failedStart({ PORT: String(port), ...storage });
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
@@ -271,7 +279,7 @@ describe('the server process', () => {
     assert.ok(printed, `the password was printed before the failure: ${result.stdout}`);
     assert.match(result.stdout, /npm run admin -- reset-password MAXADMIN/);
 
-    const again = new ServerProcess({ PORT: '0', EAS_DATA_DIR: dataDir });
+    const again = new ServerProcess({ PORT: '0', ...storage });
     try {
       const base = await again.listening();
       assert.match(again.stdout, /lost: npm run admin -- reset-password MAXADMIN/);

@@ -19,7 +19,8 @@ import { openStorage, type Storage } from '../db/database.js';
  * A server process killed (SIGKILL) during a burst of API key creations and package deploys, on PGlite (a data
  * directory) and on PostgreSQL (a schema of EAS_TEST_DATABASE_URL): after a restart every committed change has
  * exactly one audit record, no record stands for a change that is not there, and `audit verify` passes, the records
- * the dead process left unsealed sealed by the new one (docs/audit.md).
+ * the dead process left unsealed sealed by the new one (docs/audit.md). Each pass runs its own engine's: the
+ * PostgreSQL pass repeating the PGlite one would only repeat it.
  */
 const url = process.env.EAS_TEST_DATABASE_URL;
 const ADMIN_PASSWORD = 'audit-kill-admin-pw';
@@ -238,23 +239,27 @@ async function killDuringBurst(
 describe('audit trail: a server killed during a burst of key creations and deploys', () => {
   const env = { EAS_DEMO: '1', EAS_DEMO_PASSWORD: 'audit-kill-demo-pw', EAS_MASTER_KEY: MASTER_KEY };
 
-  test('PGlite data directory: every committed change has one record, and the chain verifies', async (t) => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'eas-audit-kill-'));
-    try {
-      await killDuringBurst(
-        t,
-        {
-          name: 'AUDKILLLITE',
-          adminPassword: ADMIN_PASSWORD,
-          env: { ...env, EAS_DATA_DIR: dataDir },
-          startupTimeoutMs: 120_000,
-        },
-        () => openStorage({ kind: 'pglite', dataDir }),
-      );
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+  test(
+    'PGlite data directory: every committed change has one record, and the chain verifies',
+    { skip: !!url },
+    async (t) => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'eas-audit-kill-'));
+      try {
+        await killDuringBurst(
+          t,
+          {
+            name: 'AUDKILLLITE',
+            adminPassword: ADMIN_PASSWORD,
+            env: { ...env, EAS_DATA_DIR: dataDir },
+            startupTimeoutMs: 120_000,
+          },
+          () => openStorage({ kind: 'pglite', dataDir }),
+        );
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 
   test(
     'PostgreSQL schema: every committed change has one record, and the chain verifies',

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { json, maxauth, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { TEST_DATABASE_URL } from '../../../test/helpers/storage.js';
 import type { DynamicDatabase } from '../../db/schema.js';
 import { MaximoError } from '../../errors.js';
 import { MetadataRegistry } from '../../metadata/registry.js';
@@ -435,30 +436,38 @@ describe('query parameters under random input', () => {
     assert.equal(highest, compiled.parameters.length, compiled.sql);
   }
 
-  test(`parse, plan and compile (without executing) ${COMPILE_RUNS} random queries: a plan with bound values, or a 400`, () => {
-    fc.assert(
-      fc.property(requestArb, ([structureName, params]) => {
-        const structure = t.services.metadata.findObjectStructure(structureName)!;
-        try {
-          const request = readCollectionParams(params);
-          const plan = t.services.resources.plan(structure, request.query);
-          const object = structure.root.object;
-          const filters = planFilters(plan);
-          assertOnlyBound(
-            compilePage(db, object, plan.root, filters, plan.order, { limit: 10, offset: 20 }).compile(),
-          );
-          assertOnlyBound(compileCount(db, object, filters).compile());
-          assertOnlyBound(
-            compileStableMembers(db, object, filters, plan.order, 'AAAAAAAAAAAAAAAAAAAAAAAA').compile(),
-          );
-        } catch (error) {
-          if (error instanceof MaximoError && error.status === 400) return;
-          throw error;
-        }
-      }),
-      { numRuns: COMPILE_RUNS },
-    );
-  });
+  // Nothing of it reaches the database: the PostgreSQL pass would repeat it as it is (the PGlite pass runs it).
+  const compileOnly = {
+    skip: TEST_DATABASE_URL === undefined ? false : 'no storage: the PGlite pass runs it',
+  };
+  test(
+    `parse, plan and compile (without executing) ${COMPILE_RUNS} random queries: a plan with bound values, or a 400`,
+    compileOnly,
+    () => {
+      fc.assert(
+        fc.property(requestArb, ([structureName, params]) => {
+          const structure = t.services.metadata.findObjectStructure(structureName)!;
+          try {
+            const request = readCollectionParams(params);
+            const plan = t.services.resources.plan(structure, request.query);
+            const object = structure.root.object;
+            const filters = planFilters(plan);
+            assertOnlyBound(
+              compilePage(db, object, plan.root, filters, plan.order, { limit: 10, offset: 20 }).compile(),
+            );
+            assertOnlyBound(compileCount(db, object, filters).compile());
+            assertOnlyBound(
+              compileStableMembers(db, object, filters, plan.order, 'AAAAAAAAAAAAAAAAAAAAAAAA').compile(),
+            );
+          } catch (error) {
+            if (error instanceof MaximoError && error.status === 400) return;
+            throw error;
+          }
+        }),
+        { numRuns: COMPILE_RUNS },
+      );
+    },
+  );
 
   test(`${HTTP_RUNS} random collection requests over HTTP, executed: 200 or a 400 error object, never 5xx`, async () => {
     await fc.assert(

@@ -18,7 +18,8 @@ import { TEST_DATABASE_URL } from './helpers/storage.js';
 
 /**
  * The fault script (`npm run faults`, bench/faults.ts) at its small size, so CI runs every fault on real
- * processes; and graceful shutdown. On the PGlite pass the PGlite faults, on the PostgreSQL pass the others.
+ * processes; and graceful shutdown. On the PGlite pass the PGlite faults, on the PostgreSQL pass the others; each
+ * pass shuts down a process on its own engine.
  */
 
 const quiet = () => undefined;
@@ -33,6 +34,7 @@ async function onDatabase(text: string): Promise<void> {
     await client.end();
   }
 }
+
 const passes = (result: FaultResult) => assert.ok(result.passed, `${result.name}: ${result.detail}`);
 
 describe('faults on real processes', () => {

@@ -5,7 +5,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import pg from 'pg';
 import {
   databaseOutage,
   killDuringWrites,
@@ -14,6 +13,7 @@ import {
   SMALL,
   type FaultResult,
 } from '../bench/faults.js';
+import { stopServersAndDropSchema } from './helpers/processes.js';
 import { TEST_DATABASE_URL } from './helpers/storage.js';
 
 /**
@@ -23,17 +23,6 @@ import { TEST_DATABASE_URL } from './helpers/storage.js';
  */
 
 const quiet = () => undefined;
-
-/** One statement on the PostgreSQL server of the pass. */
-async function onDatabase(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 const passes = (result: FaultResult) => assert.ok(result.passed, `${result.name}: ${result.detail}`);
 
@@ -61,17 +50,18 @@ describe('graceful shutdown', () => {
     for (const cleanup of cleanups) await cleanup();
   });
   /**
-   * A data directory, and on the PostgreSQL pass a fresh schema beside it: each pass shuts down its own engine's
-   * process (a first start on PGlite costs the PostgreSQL pass most of a minute while both passes share the cores).
+   * A data directory, and on the PostgreSQL pass a new schema beside it (the server makes it): each pass shuts down
+   * its own engine's process (a first start on PGlite costs the PostgreSQL pass most of a minute while both passes
+   * share the cores).
    */
   async function storage(): Promise<Record<string, string>> {
     const directory = await mkdtemp(join(tmpdir(), 'eas-shutdown-'));
     cleanups.push(() => rm(directory, { recursive: true, force: true }));
-    if (!TEST_DATABASE_URL) return { EAS_DATA_DIR: directory };
+    const url = TEST_DATABASE_URL;
+    if (!url) return { EAS_DATA_DIR: directory };
     const schema = `eas_shutdown_${randomBytes(4).toString('hex')}`;
-    await onDatabase(`create schema ${schema}`);
-    cleanups.push(() => onDatabase(`drop schema if exists ${schema} cascade`));
-    return { EAS_DATA_DIR: directory, DATABASE_URL: TEST_DATABASE_URL, EAS_DB_SCHEMA: schema };
+    cleanups.push(() => stopServersAndDropSchema([], url, schema));
+    return { EAS_DATA_DIR: directory, DATABASE_URL: url, EAS_DB_SCHEMA: schema };
   }
   async function start(env: Record<string, string> = {}) {
     const server = new Server({ ...(await storage()), ...env });

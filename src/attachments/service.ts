@@ -217,13 +217,8 @@ export async function storedContent(
 async function storedChunks(db: Kysely<Database>, doclinksid: number): Promise<AsyncIterable<Uint8Array>> {
   const first = await repository.readChunk(db, doclinksid, 0);
   return (async function* () {
-    if (!first) return;
-    yield first;
-    for (let seq = 1; ; seq++) {
-      const data = await repository.readChunk(db, doclinksid, seq);
-      if (!data) return;
+    for (let seq = 0, data = first; data; data = await repository.readChunk(db, doclinksid, ++seq))
       yield data;
-    }
   })();
 }
 

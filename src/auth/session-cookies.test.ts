@@ -228,6 +228,11 @@ describe('sealed session cookies', () => {
         headers: maxauth('MAXADMIN'),
       });
       assert.equal(off.statusCode, 200, off.body);
+      // Turned off on the other instance: this one hears it through the bus, before the next test logs in here.
+      await heardEverywhere('admin mode off on this instance too', async () => {
+        const response = await whoami(t.app, maxauth('WILSON'));
+        return response.statusCode === 200;
+      });
       await t.app.inject({ method: 'POST', url: `${ROOT}/logout`, headers: { cookie: login } });
     }
   });

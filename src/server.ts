@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { buildApp } from './app.js';
 import { DOCLINKS_FOLDER } from './attachments/content-folder.js';
 import { startMetricsListener } from './metrics/routes.js';
@@ -8,6 +7,7 @@ import { administratorExists, ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
 import { DataDirectoryLockedError } from './db/data-dir-lock.js';
+import { deferWasmTierUp } from './db/wasm-tier-up.js';
 import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import {
   MigrationError,
@@ -22,15 +22,8 @@ import { deploymentIdentity } from './system/deployment-identity.js';
 import { exampleRequest } from './system/welcome.js';
 import { keepTickObjectShape } from './util/tick-object-shape.js';
 
-/**
- * PGlite's PostgreSQL is WebAssembly. V8 runs it at first from its baseline compiler and recompiles a function with
- * its optimizing compiler once it has run for a budget; at the default budget a start recompiles much of the
- * backend only to run a few dozen statements, a third of the CPU of a restart (docs/startup.md). Ten times the
- * budget: a start stays on the baseline code, and the statements a server runs all day are still optimized within
- * its first seconds of work. Set before the database opens, as V8 reads it when it compiles the module.
- */
-const WASM_TIERING_BUDGET = 18_000_000;
-setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
+// Before the database opens (docs/startup.md, "WebAssembly tier-up").
+deferWasmTierUp();
 
 /** Starts one server process: configuration, storage and schema, first-start data, then the HTTP listener. */
 async function main(): Promise<void> {

@@ -7,7 +7,6 @@ import { administratorExists, ensureAdministrator } from './auth/bootstrap.js';
 import { generatePassword, hashPassword } from './auth/password.js';
 import { ConfigError, loadConfig, type AppConfig } from './config.js';
 import { DataDirectoryLockedError } from './db/data-dir-lock.js';
-import { deferWasmTierUp } from './db/wasm-tier-up.js';
 import { describeFault, isDatabaseUnavailable } from './db/faults.js';
 import {
   MigrationError,
@@ -16,6 +15,7 @@ import {
   SchemaRefusedError,
   type Storage,
 } from './db/database.js';
+import { deferWasmTierUp } from './db/wasm-tier-up.js';
 import { isDemoDataLoaded, seedDemoData } from './demo/seed.js';
 import { MetadataError } from './metadata/validate.js';
 import { deploymentIdentity } from './system/deployment-identity.js';

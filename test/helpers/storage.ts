@@ -19,7 +19,7 @@ import { deferWasmTierUp } from '../../src/db/wasm-tier-up.js';
 import { seedDemoData } from '../../src/demo/seed.js';
 
 // Each test file opens databases for a few hundred statements, as a server start does: at V8's default budget
-// the optimizing compiler's threads took most of a second of CPU per file (docs/startup.md, "WebAssembly tier-up").
+// the optimizing compiler's threads took about 0.7 s more CPU per file (docs/startup.md, "WebAssembly tier-up").
 deferWasmTierUp();
 
 /** Passwords of the fixture users (administrator MAXADMIN; demo users WILSON and SMITH). */

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { PGliteChangeBus, PostgresChangeBus, type ChangeBus } from './change-bus.js';
 import { copyClusterTemplate } from './cluster-template.js';
 import { lockDataDirectory } from './data-dir-lock.js';
+import { DurableNodeFS } from './durable-node-fs.js';
 import { describeFault } from './faults.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { keepOnPool, preparingPool } from './prepared-statements.js';
@@ -112,12 +113,24 @@ const pgTypes = {
  * PostgreSQL settings of the embedded database. Its shared buffers live in the process's WebAssembly memory, which
  * never shrinks: PostgreSQL's default of 128 MB is most of an idle server's memory, while the data a deployment on
  * one embedded database holds is read through the operating system's file cache anyway (docs/startup.md).
- * Durability settings are PGlite's own and left alone.
  */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
+/**
+ * PGlite starts PostgreSQL with `fsync` off (`-F`), and its `fdatasync` flushes nothing: a commit would survive the
+ * process but not the machine. The embedded database is a system of record, so `fsync` is on and the write-ahead log
+ * is flushed by `fsync`, which `DurableNodeFS` takes to the disk (docs/operations.md,
+ * "Durability of the embedded database").
+ */
+const PGLITE_DURABILITY = ['-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+
 export function pgliteStartParams(): string[] {
-  return [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+  return [
+    ...PGlite.defaultStartParams,
+    '-c',
+    `shared_buffers=${PGLITE_SHARED_BUFFERS}`,
+    ...PGLITE_DURABILITY,
+  ];
 }
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
@@ -136,7 +149,7 @@ async function openPGlite(options: PGliteOptions): Promise<Storage> {
   const pglite =
     options.pglite ??
     new PGlite({
-      ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
+      ...(options.dataDir !== undefined && { fs: new DurableNodeFS(options.dataDir) }),
       parsers: pgliteParsers,
       serializers: pgliteSerializers,
       startParams: pgliteStartParams(),

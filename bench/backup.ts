@@ -58,6 +58,8 @@ export interface BackupBenchResult {
   restore: Comparison;
   /** The same against `tar -x` with every file then fsynced, as the restore does (for information: no target). */
   restoreAgainstSynced: Comparison;
+  /** What any backup through a server and a CLI on Node costs before it does anything of its own (no target). */
+  floor: BackupFloor;
   /** The server's peak RSS during a backup, less its RSS just before it (the highest of the runs), in MiB. */
   backupRssRiseMiB: number;
   /** The restore process's peak RSS less the peak of the same command that restores nothing (`--help`), in MiB. */
@@ -219,6 +221,71 @@ async function probeWhile(url: string, done: Promise<unknown>): Promise<number> 
   return slowest;
 }
 
+/**
+ * The least any `eas backup` can take on this machine, whatever its code: the archive's bytes, in the page cache,
+ * handed by a bare `node:http` server (1 MiB reads, no checksum, no zip) to `curl -o` on the same disk, plus the start
+ * of a Node process that does nothing (the CLI is one). Against `tar` of the stopped directory.
+ */
+export interface BackupFloor {
+  /** `curl -o` of the archive from the bare server: median seconds. */
+  transferSeconds: number;
+  /** `node -e 0`: median seconds. */
+  nodeStartSeconds: number;
+  /** The two together over `tar`'s median. */
+  ratio: number;
+}
+
+/**
+ * A process of its own (plain `node`, as the service's is) serving the file named by its argument to every request
+ * as `node:http` does at its simplest: 1 MiB read synchronously, then written; it prints its port.
+ */
+const BARE_FILE_SERVER = `
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createServer } from 'node:http';
+const server = createServer((request, response) => {
+  const fd = openSync(process.argv[1], 'r');
+  const size = fstatSync(fd).size;
+  response.writeHead(200, { 'content-length': size });
+  let position = 0;
+  const pump = () => {
+    while (position < size) {
+      const piece = Buffer.allocUnsafe(${MIB});
+      const read = readSync(fd, piece, 0, piece.length, position);
+      position += read;
+      if (!response.write(piece.subarray(0, read))) return void response.once('drain', pump);
+    }
+    closeSync(fd);
+    response.end();
+  };
+  pump();
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+async function timeFloor(archive: string, work: string, tar: readonly Run[]): Promise<BackupFloor> {
+  const server = spawn(process.execPath, ['--input-type=module', '-e', BARE_FILE_SERVER, archive], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const [port] = (await once(server.stdout, 'data')) as [Buffer];
+    const url = `http://127.0.0.1:${port.toString().trim()}/`;
+    const transfers: Run[] = [];
+    const starts: Run[] = [];
+    for (let run = 0; run < RUNS; run += 1) {
+      const file = join(work, 'floor.zip');
+      transfers.push(await timed('curl', ['-s', '-f', '-o', file, url]));
+      await rm(file);
+      starts.push(await timed(process.execPath, ['-e', '0']));
+    }
+    const transferSeconds = median(transfers.map((run) => run.seconds));
+    const nodeStartSeconds = median(starts.map((run) => run.seconds));
+    const ratio = (transferSeconds + nodeStartSeconds) / median(tar.map((run) => run.seconds));
+    return { transferSeconds, nodeStartSeconds, ratio };
+  } finally {
+    server.kill();
+  }
+}
+
 /** `eas backup` (the compiled CLI under plain node) against the running server, RUNS times; its RSS sampled. */
 async function timeBackups(
   dataDir: string,
@@ -318,7 +385,13 @@ export async function backupBenchmark(settings: BackupBenchSettings): Promise<Ba
     const untar = await timeUntar(work);
     const untarSynced = await timeUntar(work, true);
     const restores = await timeRestores(work);
-    return summarize(settings.assets, { bytes, files }, { tar, untar, untarSynced, backups, restores });
+    log('backup: the floor (a bare node:http server to curl, a Node start)');
+    const floor = await timeFloor(join(work, 'backup-0.zip'), work, tar);
+    return summarize(
+      settings.assets,
+      { bytes, files },
+      { tar, untar, untarSynced, backups, restores, floor },
+    );
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -351,6 +424,7 @@ function summarize(
     untarSynced: Run[];
     backups: BackupRuns;
     restores: { runs: Run[]; rssRiseBytes: number };
+    floor: BackupFloor;
   },
 ): BackupBenchResult {
   const backup = compare(runs.backups.runs, runs.tar);
@@ -372,6 +446,7 @@ function summarize(
     serverCpuSeconds: runs.backups.serverCpuSeconds,
     restore,
     restoreAgainstSynced: restoreSynced,
+    floor: runs.floor,
     backupRssRiseMiB,
     restoreRssRiseMiB,
     slowestAnswerSeconds: runs.backups.slowestAnswerSeconds,
@@ -398,6 +473,11 @@ export function formatBackup(result: BackupBenchResult): string {
       `slowest answer meanwhile ${result.slowestAnswerSeconds.toFixed(2)} s`,
     `${formatComparison('restore', 'tar -x', result.restore)}  restore RSS +${result.restoreRssRiseMiB.toFixed(1)} MiB`,
     `${formatComparison('restore', 'tar -x + fsync', result.restoreAgainstSynced)}  (INFO)`,
+    `floor: node:http to curl -o ${result.floor.transferSeconds.toFixed(2)} s + a Node start ` +
+      `${result.floor.nodeStartSeconds.toFixed(2)} s = ` +
+      `${(result.floor.transferSeconds + result.floor.nodeStartSeconds).toFixed(2)} s  ` +
+      `tar ${result.backup.baselineSeconds.toFixed(2)} s  ratio ${result.floor.ratio.toFixed(2)}  ` +
+      '(INFO: any backup through a Node server and a Node CLI, before it does anything of its own)',
     `targets: ratio <= ${BACKUP_TIME_TARGET}, RSS rise < ${BACKUP_RSS_LIMIT_MIB} MiB  ${result.verdict}`,
   ].join('\n');
 }

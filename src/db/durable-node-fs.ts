@@ -15,9 +15,9 @@ interface NodeFileSystem {
  * PGlite's data directory on Node's file system, with an fsync that reaches the disk. Emscripten's NODEFS has no
  * fsync of its own, so PostgreSQL's flushes of its write-ahead log and of the files a checkpoint wrote would return
  * at once, having flushed nothing: a commit would survive the process but not the machine (docs/operations.md,
- * "Durability of the embedded database"). Installed before PostgreSQL starts, so that recovery's own checkpoint is flushed too. PostgreSQL's
- * `fdatasync` is a no-op in PGlite whatever the file system, hence `wal_sync_method=fsync`
- * (`pgliteStartParams`, src/db/database.ts).
+ * "Durability of the embedded database"). Installed before PostgreSQL starts, so that recovery's own checkpoint is
+ * flushed too. PostgreSQL's `fdatasync` is a no-op in PGlite whatever the file system, hence
+ * `wal_sync_method=fsync` (`pgliteStartParams`, src/db/database.ts).
  */
 export class DurableNodeFS extends NodeFS {
   constructor(

@@ -114,6 +114,22 @@ describe('bench cost account', () => {
     });
   });
 
+  test("an earlier release's compiled files (the release section) are charged as this tree's are", async () => {
+    const release = (path: string) => `file://${ROOT}/.cache/releases/40946c66edd3/.cache/bench/${path}`;
+    const samples = await samplesOf({
+      name: '',
+      url: release('src/auth/hook.js'),
+      children: [
+        {
+          name: 'authenticate',
+          url: release('src/auth/strategies/maxauth.js'),
+          children: [{ name: 'getOrCompute', url: release('src/util/bounded-cache.js'), hits: 3 }],
+        },
+      ],
+    });
+    assert.deepEqual(Object.fromEntries(samples), { authentication: 3 });
+  });
+
   test('a stage costs its share of the samples times the CPU per request', () => {
     const account = costAccount(
       'eas',

@@ -115,7 +115,10 @@ function ruleOf(frame: Frame): Pick<Rule, 'stage' | 'selfOnly'> | undefined {
   return undefined;
 }
 
-/** The project's compiled files (`.cache/bench/src/...`) and packages as the rules name them. */
+/**
+ * The project's compiled files (`.cache/bench/src/...`, or an earlier release's under `.cache/releases/<commit>/`:
+ * the `release` section) and packages as the rules name them.
+ */
 function framePath(url: string, root: string): string {
   if (url === '') return '';
   const path = url.startsWith('file://') ? fileURLToPath(url) : url;
@@ -123,7 +126,7 @@ function framePath(url: string, root: string): string {
   if (inModules) return inModules[1]!;
   if (path.startsWith('node:')) return path;
   const inProject = path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path;
-  return inProject.replace(/^\.cache\/bench\//, '');
+  return inProject.replace(/^\.cache\/releases\/[0-9a-f]+\//, '').replace(/^\.cache\/bench\//, '');
 }
 
 interface ProfileNode {
